@@ -1,0 +1,53 @@
+# RL for Reasoning, by Hand — every command sets itself up on a fresh machine (needs python3 >= 3.10).
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+VENV   := .venv
+PY     := $(VENV)/bin/python
+JB     := $(VENV)/bin/jupyter-book
+STAMP  := $(VENV)/.installed
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: help setup book test unit nbval student bench clean
+
+help:
+	@echo "make book     build the HTML book into _build/html (executes what changed; warnings are errors)"
+	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
+	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
+	@echo "make bench    execute every notebook and compare times to the budgets"
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(JB) build . --builder html -W -n --keep-going
+	@echo "book: _build/html/index.html"
+
+unit: $(STAMP)
+	$(PY) -m pytest tests -q
+
+nbval: $(STAMP)
+	$(PY) -m pytest $(NBVAL) -n 2 --dist loadscope -q notebooks
+
+test: unit nbval book
+
+student: $(STAMP)
+	rm -rf _build/student
+	$(PY) scripts/student_edition.py notebooks _build/student/notebooks
+	sed -e 's/^    hide_solutions: false/    hide_solutions: true/' \
+	    -e 's/^title: "\(.*\)"/title: "\1 (student edition)"/' _config.yml > _build/student_config.yml
+	grep -q "hide_solutions: true" _build/student_config.yml
+	$(JB) build . --builder html -W -n --keep-going --path-output _build/student \
+	  --config _build/student_config.yml
+	@echo "student edition: notebooks in _build/student/notebooks, HTML in _build/student/_build/html"
+
+bench: $(STAMP)
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf _build

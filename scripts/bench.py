@@ -1,0 +1,66 @@
+"""Execute every notebook and print its time against the budget (DEVELOPERS.md):
+
+- each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III
+  notebooks that train the thinking model) uses that budget (60 s);
+- each slider update (one frame: compute + render) ≤ 0.1 s, as logged by ``toy.widgets``;
+- each executed notebook ≤ 1.5 MB.
+
+    python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
+
+Exits 1 when a budget is exceeded. Notebooks run in a temporary copy; nothing is rewritten.
+"""
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import nbformat
+from nbclient import NotebookClient
+
+DEFAULT_BUDGET_S, SLIDER_BUDGET_S, SIZE_BUDGET_MB = 15.0, 0.1, 1.5
+
+
+def run(path, log):
+    nb = nbformat.read(path, as_version=4)
+    budget = nb.metadata.get("rl_by_hand", {}).get("budget_s", DEFAULT_BUDGET_S)
+    os.environ["TOY_BENCH_LOG"] = log
+    os.environ["TOY_BENCH_NOTEBOOK"] = str(path)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - t0, budget
+
+
+def main(paths):
+    paths = [pathlib.Path(p) for p in paths] or sorted(
+        p for p in pathlib.Path("notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+    rows, bad = [], 0
+    t_all = time.perf_counter()
+    for p in paths:
+        seconds, budget = run(p, log)
+        size = p.stat().st_size / 1e6
+        ok = seconds <= budget and size <= SIZE_BUDGET_MB
+        bad += not ok
+        rows.append((str(p), seconds, budget, size, ok))
+        print(f"{'ok ' if ok else 'OVER'} {seconds:6.1f} s / {budget:4.0f} s  {size:5.2f} MB  {p}", flush=True)
+    total = time.perf_counter() - t_all
+    sliders = [json.loads(line) for line in open(log)] if os.path.getsize(log) else []
+    os.unlink(log)
+    print(f"\nall notebooks: {total:.1f} s executed one after another")
+    if sliders:
+        print(f"\nslider updates (budget {SLIDER_BUDGET_S} s per frame, compute + render):")
+        for s in sliders:
+            ok = s["max_s"] <= SLIDER_BUDGET_S
+            bad += not ok
+            print(f"{'ok ' if ok else 'OVER'} max {s['max_s']:.3f} s  mean {s['mean_s']:.3f} s  "
+                  f"({s['frames']} frames)  {s['slider']} in {s['notebook']}")
+    print("\nbudgets met" if not bad else f"\n{bad} budget(s) exceeded")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

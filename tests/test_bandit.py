@@ -1,0 +1,59 @@
+"""The two-armed bandit of Part I §8 against the lectures' numbers, finite differences and sampling."""
+import numpy as np
+import pytest
+
+from toy import bandit
+
+THETA = np.log(0.25 / 0.75)  # p = 0.25
+
+
+def test_lecture_5a_estimates():
+    np.testing.assert_allclose(bandit.estimates(THETA, [0, 1], 0.0), [0.75, 0.0], atol=1e-12)
+    np.testing.assert_allclose(bandit.estimates(THETA, [0, 1], 0.5), [0.375, 0.125], atol=1e-12)
+
+
+def test_lecture_5a_moments():
+    m0, s0 = bandit.moments(THETA, 0.0)
+    m5, s5 = bandit.moments(THETA, 0.5)
+    assert m0 == pytest.approx(0.1875) and m5 == pytest.approx(0.1875)
+    assert s0 == pytest.approx(0.325, abs=5e-4) and s5 == pytest.approx(0.108, abs=5e-4)
+
+
+def test_exact_gradient_is_finite_difference_of_J():
+    h = 1e-6
+    for th in (-3.0, -1.1, 0.0, 2.0):
+        fd = (bandit.prob_a(th + h) - bandit.prob_a(th - h)) / (2 * h)   # J(theta) = p
+        assert bandit.exact_gradient(th) == pytest.approx(fd, rel=1e-6)
+
+
+def test_moments_match_monte_carlo():
+    rng = np.random.default_rng(0)
+    a = bandit.sample(THETA, 400_000, rng)
+    for b in (0.0, 0.5, 0.9):
+        est = bandit.estimates(THETA, a, b)
+        m, s = bandit.moments(THETA, b)
+        assert est.mean() == pytest.approx(m, abs=0.003)
+        assert est.std() == pytest.approx(s, abs=0.003)
+
+
+def test_lecture6_exercise1_p09():
+    th = np.log(9.0)
+    assert bandit.moments(th, 0.0)[1] ** 2 == pytest.approx(0.0009)
+    assert bandit.moments(th, 0.5)[1] ** 2 == pytest.approx(0.0144)
+    assert bandit.optimal_baseline(th) == pytest.approx(0.1)
+    assert bandit.moments(th, 0.1)[1] == pytest.approx(0.0, abs=1e-7)
+
+
+def test_optimal_baseline_minimises_variance_on_a_grid():
+    for p in (0.03, 0.25, 0.5, 0.8):
+        th = np.log(p / (1 - p))
+        grid = np.linspace(-1, 2, 3001)
+        _, sd = bandit.moments(th, grid)
+        assert grid[np.argmin(sd)] == pytest.approx(bandit.optimal_baseline(th), abs=1e-3)
+
+
+def test_bad_actions():
+    with pytest.raises(ValueError, match="actions"):
+        bandit.score(0.0, [0, 2])
+    with pytest.raises(ValueError, match="n must"):
+        bandit.sample(0.0, 0, np.random.default_rng(0))

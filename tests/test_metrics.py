@@ -1,0 +1,80 @@
+"""toy.metrics and toy.prob against brute force and closed forms."""
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from toy import metrics, prob
+
+
+def brute_pass_at_k(n, c, k):
+    """Fraction of all k-subsets of n samples (c correct) that contain a correct one."""
+    samples = [1] * c + [0] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(samples[i] for i in s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n,c,k", [(5, 0, 1), (5, 1, 1), (6, 2, 3), (8, 3, 5), (7, 7, 2), (9, 4, 9)])
+def test_pass_at_k_matches_subset_enumeration(n, c, k):
+    assert metrics.pass_at_k(n, c, k) == pytest.approx(brute_pass_at_k(n, c, k))
+
+
+def test_pass_at_k_vectorised_and_large_n():
+    n = np.array([256, 256, 256])
+    c = np.array([0, 3, 200])
+    got = metrics.pass_at_k(n, c, 16)
+    ref = [1 - comb(256 - ci, 16) / comb(256, 16) for ci in c]
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+def test_pass_at_k_lecture16_exercise6():
+    # with infinitely many samples pass@k -> 1 - (1 - p)^k: p = 0.1 -> 0.81, p = 0.9 -> ~1.0
+    n = 100_000
+    assert metrics.pass_at_k(n, int(0.1 * n), 16) == pytest.approx(1 - 0.9 ** 16, abs=1e-3)
+    assert 1 - 0.9 ** 16 == pytest.approx(0.81, abs=0.005)
+    assert metrics.pass_at_k(n, int(0.9 * n), 16) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_pass_at_k_bad_input():
+    with pytest.raises(ValueError, match="k must be <= n"):
+        metrics.pass_at_k(4, 1, 5)
+    with pytest.raises(ValueError, match="c must"):
+        metrics.pass_at_k(4, 5, 1)
+    with pytest.raises(ValueError, match="k must be an integer"):
+        metrics.pass_at_k(4, 1, 0)
+
+
+def test_maj_at_k():
+    answers = np.array([[3, 3, 5, 1], [2, 4, 4, 4], [7, 8, 9, 7]])
+    np.testing.assert_array_equal(metrics.maj_at_k(answers, np.array([3, 2, 7])), [1, 0, 1])
+    with pytest.raises(ValueError, match="correct_answer"):
+        metrics.maj_at_k(answers, np.array([1, 2]))
+
+
+def test_entropy_closed_forms():
+    assert metrics.entropy(np.ones(4) / 4) == pytest.approx(np.log(4))
+    assert metrics.entropy([1.0, 0.0, 0.0]) == pytest.approx(0.0)
+    p = np.array([[0.5, 0.5], [0.9, 0.1]])
+    np.testing.assert_allclose(metrics.entropy(p), [np.log(2), -(0.9 * np.log(0.9) + 0.1 * np.log(0.1))])
+    with pytest.raises(ValueError, match="sum to 1"):
+        metrics.entropy([0.5, 0.2])
+    with pytest.raises(ValueError, match=">= 0"):
+        metrics.entropy([1.5, -0.5])
+
+
+def test_softmax_and_temperature():
+    z = np.array([1.0, 2.0, 3.0])
+    ref = np.exp(z / 0.5) / np.exp(z / 0.5).sum()
+    np.testing.assert_allclose(prob.softmax(z, 0.5), ref)
+    np.testing.assert_allclose(prob.softmax(np.array([1000.0, 1000.0])), [0.5, 0.5])
+    with pytest.raises(ValueError, match="temperature"):
+        prob.softmax(z, 0.0)
+    assert prob.sigmoid(0.0) == 0.5
+
+
+def test_sample_categorical_frequencies():
+    rng = np.random.default_rng(0)
+    p = np.array([0.1, 0.6, 0.3])
+    x = prob.sample_categorical(np.tile(p, (200_000, 1)), rng)
+    np.testing.assert_allclose(np.bincount(x, minlength=3) / len(x), p, atol=0.005)

@@ -1,0 +1,212 @@
+"""toy.rl against independent references: naive loops, closed forms and the lectures' worked answers."""
+import itertools
+
+import numpy as np
+import pytest
+
+from toy import rl
+from toy.prob import softmax
+
+
+def naive_grpo(r, eps):
+    out = []
+    for group in r:
+        m = sum(group) / len(group)
+        sd = (sum((x - m) ** 2 for x in group) / len(group)) ** 0.5
+        out.append([(x - m) / (sd + eps) for x in group])
+    return np.array(out)
+
+
+def test_grpo_matches_naive_loop():
+    r = np.random.default_rng(0).integers(0, 2, size=(50, 8)).astype(float)
+    np.testing.assert_allclose(rl.grpo_advantages(r, eps=1e-4), naive_grpo(r, 1e-4), atol=1e-12)
+
+
+def test_grpo_lecture_5a_groups():
+    # seed 004 §9: x1 = [1,1,0,0] -> ±1; x2 = [1,0,0,0] -> +1.73/-0.58; x3 = [1,1,1,0] -> +0.58/-1.73
+    a = rl.grpo_advantages([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]], eps=0.0)
+    np.testing.assert_allclose(a[0], [1, 1, -1, -1])
+    np.testing.assert_allclose(a[1], [1.73, -0.58, -0.58, -0.58], atol=0.005)
+    np.testing.assert_allclose(a[2], [0.58, 0.58, 0.58, -1.73], atol=0.005)
+
+
+def test_grpo_and_dr_grpo_lecture16_exercise3():
+    r = [1, 0, 0, 0, 0, 0, 0, 0]
+    np.testing.assert_allclose(rl.dr_grpo_advantages(r), [0.875] + [-0.125] * 7)
+    a = rl.grpo_advantages(r, eps=0.0)
+    assert a[0] == pytest.approx(2.65, abs=0.005) and a[1] == pytest.approx(-0.38, abs=0.005)
+
+
+def test_degenerate_groups_give_zero_advantage():
+    r = np.array([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]], float)
+    assert np.all(rl.grpo_advantages(r)[:2] == 0) and np.all(rl.dr_grpo_advantages(r)[:2] == 0)
+    assert rl.degenerate_fraction(r) == pytest.approx(2 / 3)
+
+
+def test_rloo_matches_leave_one_out_loop_and_lecture6_exercise3():
+    r = np.random.default_rng(1).random((20, 5))
+    naive = np.array([[g[i] - np.mean(np.delete(g, i)) for i in range(len(g))] for g in r])
+    np.testing.assert_allclose(rl.rloo_advantages(r), naive, atol=1e-12)
+    np.testing.assert_allclose(rl.rloo_advantages([1, 0, 0, 0]), [1, -1 / 3, -1 / 3, -1 / 3])
+    np.testing.assert_allclose(rl.rloo_advantages([1, 1, 1, 0]), [1 / 3, 1 / 3, 1 / 3, -1])
+    # RLOO = G/(G-1) * (r - mean)
+    np.testing.assert_allclose(rl.rloo_advantages(r), 5 / 4 * rl.dr_grpo_advantages(r), atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [rl.grpo_advantages, rl.dr_grpo_advantages, rl.rloo_advantages])
+def test_advantages_reject_bad_groups(fn):
+    with pytest.raises(ValueError, match="G >= 2"):
+        fn([[1.0], [0.0]])
+    with pytest.raises(ValueError, match="rewards"):
+        fn(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="rewards"):
+        fn([[1, np.nan]])
+
+
+def test_grpo_rejects_negative_eps():
+    with pytest.raises(ValueError, match="eps"):
+        rl.grpo_advantages([1, 0], eps=-1)
+
+
+def naive_clip(ratio, adv, lo, hi):
+    return min(ratio * adv, min(max(ratio, 1 - lo), 1 + hi) * adv)
+
+
+def test_clipped_surrogate_matches_naive_and_lecture16_exercise2():
+    rng = np.random.default_rng(2)
+    ratio, adv = rng.uniform(0, 2, 200), rng.normal(size=200)
+    got = rl.clipped_surrogate(ratio, adv, 0.2, 0.28)
+    np.testing.assert_allclose(got, [naive_clip(r, a, 0.2, 0.28) for r, a in zip(ratio, adv)])
+    # A = +2, eps = 0.2: r = 0.5, 1.0, 1.1, 1.5 -> 1.0, 2.0, 2.2, 2.4 with gradients 2, 2, 2, 0
+    r = np.array([0.5, 1.0, 1.1, 1.5])
+    np.testing.assert_allclose(rl.clipped_surrogate(r, 2.0), [1.0, 2.0, 2.2, 2.4])
+    h = 1e-6
+    grad = (rl.clipped_surrogate(r + h, 2.0) - rl.clipped_surrogate(r - h, 2.0)) / (2 * h)
+    np.testing.assert_allclose(grad, [2, 2, 2, 0], atol=1e-6)
+
+
+def test_clip_higher_lecture6_exercise4():
+    # old prob 0.02, A > 0: the gradient stops at 0.02*1.2 = 0.024 (eps_high = 0.28: 0.0256)
+    for eps_high, cap in [(None, 0.024), (0.28, 0.0256)]:
+        ratios = np.array([cap / 0.02 - 1e-3, cap / 0.02 + 1e-3])
+        h = 1e-7
+        g = (rl.clipped_surrogate(ratios + h, 1.0, 0.2, eps_high)
+             - rl.clipped_surrogate(ratios - h, 1.0, 0.2, eps_high)) / (2 * h)
+        np.testing.assert_allclose(g, [1.0, 0.0], atol=1e-6)
+
+
+def test_clipped_surrogate_bad_input():
+    with pytest.raises(ValueError, match="eps_low"):
+        rl.clipped_surrogate(1.0, 1.0, eps_low=-0.1)
+    with pytest.raises(ValueError, match="eps_high"):
+        rl.clipped_surrogate(1.0, 1.0, eps_high=-0.1)
+    with pytest.raises(ValueError, match="ratio"):
+        rl.clipped_surrogate([-1.0], [1.0])
+    with pytest.raises(ValueError, match="broadcast"):
+        rl.clipped_surrogate(np.ones(3), np.ones(4))
+
+
+def test_aggregate_loss_against_loops():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 6))
+    lengths = [1, 6, 3, 4]
+    m = np.array([[1.0] * n + [0.0] * (6 - n) for n in lengths])
+    grpo = np.mean([sum(x[i, :n]) / n for i, n in enumerate(lengths)])
+    dapo = sum(sum(x[i, :n]) for i, n in enumerate(lengths)) / sum(lengths)
+    dr = sum(sum(x[i, :n]) for i, n in enumerate(lengths)) / (4 * 6)
+    assert rl.aggregate_loss(x, m, "grpo") == pytest.approx(grpo)
+    assert rl.aggregate_loss(x, m, "dapo") == pytest.approx(dapo)
+    assert rl.aggregate_loss(x, m, "dr_grpo") == pytest.approx(dr)
+    assert rl.aggregate_loss(x, m, "dr_grpo", max_len=10) == pytest.approx(dr * 6 / 10)
+
+
+def test_length_bias_lecture16_exercise4():
+    # right answer: 100 tokens, A = +1; wrong: 1000 tokens, A = -1. Per-token weight = d loss / d token.
+    T = 1000
+    mask = np.zeros((2, T))
+    mask[0, :100] = 1
+    mask[1, :] = 1
+    adv = np.array([[1.0], [-1.0]]) * mask
+
+    def weight(loss_type, i, t):
+        e = np.zeros((2, T))
+        e[i, t] = 1.0
+        return rl.aggregate_loss(adv + e, mask, loss_type, max_len=T) - rl.aggregate_loss(adv, mask, loss_type, max_len=T)
+
+    # GRPO (mean over the 2 answers of per-answer means): +1/100 and -1/1000 per token, halved by the mean over answers
+    assert weight("grpo", 0, 0) == pytest.approx(0.5 / 100)
+    assert weight("grpo", 1, 0) == pytest.approx(0.5 / 1000)
+    assert weight("dr_grpo", 0, 0) == pytest.approx(weight("dr_grpo", 1, 0))
+
+
+def test_aggregate_loss_bad_input():
+    x, m = np.ones((2, 3)), np.ones((2, 3))
+    with pytest.raises(ValueError, match="loss_type"):
+        rl.aggregate_loss(x, m, "mean")
+    with pytest.raises(ValueError, match="same shape"):
+        rl.aggregate_loss(x, np.ones((2, 4)), "grpo")
+    with pytest.raises(ValueError, match="mask"):
+        rl.aggregate_loss(x, 2 * m, "grpo")
+    with pytest.raises(ValueError, match="no generated tokens"):
+        rl.aggregate_loss(x, np.array([[1, 1, 1], [0, 0, 0.0]]), "grpo")
+    with pytest.raises(ValueError, match="per_token"):
+        rl.aggregate_loss(np.ones(3), np.ones(3), "grpo")
+
+
+def test_kl_estimators_unbiasedness_by_sampling():
+    rng = np.random.default_rng(4)
+    pi, ref = softmax(rng.normal(size=6)), softmax(rng.normal(size=6))
+    true_kl = float(np.sum(pi * np.log(pi / ref)))       # KL(pi || ref)
+    x = rng.choice(6, size=400_000, p=pi)
+    logr = np.log(ref[x]) - np.log(pi[x])
+    assert rl.kl_k1(logr).mean() == pytest.approx(true_kl, abs=0.01)
+    assert rl.kl_k3(logr).mean() == pytest.approx(true_kl, abs=0.01)
+    # exact expectations over the 6 outcomes: k1, k3 unbiased; k2 is not
+    lr = np.log(ref) - np.log(pi)
+    assert np.sum(pi * rl.kl_k1(lr)) == pytest.approx(true_kl)
+    assert np.sum(pi * rl.kl_k3(lr)) == pytest.approx(true_kl)
+    assert np.sum(pi * rl.kl_k2(lr)) != pytest.approx(true_kl, abs=1e-3)
+    assert np.all(rl.kl_k3(np.linspace(-5, 5, 101)) >= 0)
+    assert np.all(rl.kl_k2(np.linspace(-5, 5, 101)) >= 0)
+
+
+def test_overlong_penalty_piecewise():
+    L = np.array([0, 10, 12, 14, 16, 20])
+    np.testing.assert_allclose(rl.overlong_penalty(L, max_len=16, buffer=4), [0, 0, 0, -0.5, -1, -1])
+    with pytest.raises(ValueError, match="buffer"):
+        rl.overlong_penalty(L, 16, 20)
+    with pytest.raises(ValueError, match="max_len"):
+        rl.overlong_penalty(L, 0, 1)
+
+
+def test_kimi_length_reward_lecture16_exercise5():
+    got = rl.kimi_length_reward([200, 400, 600, 1000], [True, True, False, False])
+    np.testing.assert_allclose(got, [0.5, 0.25, 0.0, -0.5])
+    np.testing.assert_allclose(rl.kimi_length_reward([5, 5, 5], [1, 0, 1]), [0, 0, 0])
+    with pytest.raises(ValueError, match="correct"):
+        rl.kimi_length_reward([1, 2, 3], [True, False])
+
+
+def test_reward_to_go_matches_loop():
+    r = np.random.default_rng(5).random((3, 7))
+    naive = np.array([[row[t:].sum() for t in range(7)] for row in r])
+    np.testing.assert_allclose(rl.reward_to_go(r), naive)
+    # terminal-only reward (Number Search): every weight is R(tau)
+    np.testing.assert_allclose(rl.reward_to_go([0, 0, 0, 1.0]), [1, 1, 1, 1])
+
+
+def test_group_baseline_including_self_scales_gradient_lecture16_exercise1():
+    # E[(r_i - mean_j r_j) * score_i] = (1 - 1/G) E[r * score]; exact enumeration over G = 3 draws
+    p = np.array([0.2, 0.5, 0.3])
+    reward = np.array([1.0, 0.0, 0.5])
+    theta_idx = 0  # d/d logit_0 of log softmax: onehot - p
+    score = (np.arange(3) == theta_idx).astype(float) - p[theta_idx]
+    G = 3
+    total = 0.0
+    for draw in itertools.product(range(3), repeat=G):
+        prob = np.prod(p[list(draw)])
+        r = reward[list(draw)]
+        a = rl.dr_grpo_advantages(r)
+        total += prob * a[0] * score[draw[0]]
+    reinforce = np.sum(p * reward * score)
+    assert total == pytest.approx((1 - 1 / G) * reinforce)

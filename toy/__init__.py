@@ -1,0 +1,17 @@
+"""toy: the numpy package behind *RL for Reasoning, by Hand*.
+
+Modules (each does one thing):
+
+- ``toy.rl``       the course's equations (advantages, clipping, loss aggregation, KL estimators, ...)
+- ``toy.metrics``  pass@k, maj@k, entropy
+- ``toy.prob``     sigmoid / softmax / sampling helpers
+- ``toy.bandit``   the two-armed bandit of Part I §8
+- ``toy.plots``    the book's plotting style and figure helpers
+- ``toy.widgets``  one slider helper that works live (ipywidgets) and static (scrubber)
+- ``toy.check``    exercise checkers: ``toy.check.<exercise>(answer)``
+- ``toy.show``     show a toy function's source in a notebook
+"""
+from . import metrics, prob, rl  # noqa: F401
+from .source import show  # noqa: F401
+
+__version__ = "0.1.0"

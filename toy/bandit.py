@@ -1,0 +1,77 @@
+r"""The two-armed bandit of Part I §8 (and Part II exercise 1).
+
+One parameter θ, two actions: A with probability :math:`p = \sigma(\theta)` and reward 1, B with
+probability :math:`1-p` and reward 0. So :math:`J(\theta) = p` and :math:`dJ/d\theta = p(1-p)`.
+The score function is :math:`g(a) = \frac{d}{d\theta}\log\pi(a)`: :math:`1-p` for A, :math:`-p` for B.
+Everything here is exact except :func:`sample`, which draws actions.
+"""
+import numpy as np
+
+from ._check_args import as_array
+from .prob import sigmoid
+
+__all__ = ["prob_a", "score", "reward", "estimates", "exact_gradient", "moments",
+           "optimal_baseline", "sample"]
+
+A, B = 0, 1  # action ids
+
+
+def _actions(actions):
+    a = np.asarray(actions)
+    if not np.all((a == A) | (a == B)):
+        raise ValueError(f"actions must be 0 (arm A) or 1 (arm B), got {np.unique(a)}")
+    return a
+
+
+def prob_a(theta):
+    r""":math:`p = \sigma(\theta)`, the probability of arm A."""
+    return sigmoid(as_array(theta, "theta"))
+
+
+def score(theta, actions):
+    r""":math:`g(a) = \frac{d}{d\theta}\log\pi_\theta(a)`: :math:`1-p` for A, :math:`-p` for B."""
+    p = prob_a(theta)
+    return np.where(_actions(actions) == A, 1.0 - p, -p)
+
+
+def reward(actions):
+    """R = 1 for arm A, 0 for arm B."""
+    return np.where(_actions(actions) == A, 1.0, 0.0)
+
+
+def estimates(theta, actions, b=0.0):
+    r"""Per-sample REINFORCE estimates :math:`\hat g = (R - b)\, g(a)` for the given actions."""
+    b = as_array(b, "b")
+    return (reward(actions) - b) * score(theta, actions)
+
+
+def exact_gradient(theta):
+    r""":math:`\frac{dJ}{d\theta} = p(1-p)`."""
+    p = prob_a(theta)
+    return p * (1.0 - p)
+
+
+def moments(theta, b=0.0):
+    r"""Exact mean and standard deviation of the single-sample estimate :math:`(R-b)g(a)`,
+    by summing over the two actions (``b`` may be an array of baselines)."""
+    p = prob_a(theta)
+    b = as_array(b, "b")
+    ga, gb = (1.0 - b) * (1.0 - p), (0.0 - b) * (-p)     # estimate if A, if B
+    mean = p * ga + (1 - p) * gb
+    var = p * ga ** 2 + (1 - p) * gb ** 2 - mean ** 2
+    return mean, np.sqrt(np.maximum(var, 0.0))
+
+
+def optimal_baseline(theta):
+    r"""The variance-minimising constant baseline :math:`b^* = \mathbb{E}[R g^2] / \mathbb{E}[g^2]`."""
+    p = prob_a(theta)
+    e_rg2 = p * (1 - p) ** 2                   # only arm A has R = 1
+    e_g2 = p * (1 - p) ** 2 + (1 - p) * p ** 2
+    return e_rg2 / e_g2
+
+
+def sample(theta, n, rng):
+    """Draw n actions (0 = A, 1 = B) from the policy."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n}")
+    return np.where(rng.random(int(n)) < prob_a(theta), A, B)

@@ -1,0 +1,5 @@
+"""Exercise checkers: ``toy.check.<exercise>(answer)`` prints ✓ or a specific hint.
+
+Each part keeps its checkers in its own module; they are all re-exported here.
+"""
+from .part1 import *  # noqa: F401,F403

@@ -1,0 +1,77 @@
+r"""Evaluation metrics: pass@k, maj@k, entropy."""
+import numpy as np
+from math import comb
+
+from ._check_args import as_array
+
+__all__ = ["pass_at_k", "maj_at_k", "entropy"]
+
+
+def pass_at_k(n, c, k):
+    r"""Unbiased pass@k estimator (Chen et al., 2021) from n samples of which c are correct:
+
+    .. math:: \text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}
+
+    ``n``, ``c`` may be arrays (one entry per problem); ``k`` is an int with 1 ≤ k ≤ n.
+    Computed as the product :math:`\prod_{i=n-c+1}^{n} (1 - k/i)`, which is exact and stable
+    for large n.
+    """
+    n_arr = np.asarray(n)
+    c_arr = np.asarray(c)
+    if not (np.issubdtype(n_arr.dtype, np.integer) or np.all(n_arr == np.round(n_arr))):
+        raise ValueError(f"n must be integer counts, got {n}")
+    if not (np.issubdtype(c_arr.dtype, np.integer) or np.all(c_arr == np.round(c_arr))):
+        raise ValueError(f"c must be integer counts, got {c}")
+    if int(k) != k or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k}")
+    k = int(k)
+    n_arr, c_arr = np.broadcast_arrays(n_arr.astype(int), c_arr.astype(int))
+    if np.any(n_arr < 1):
+        raise ValueError("n must be >= 1")
+    if np.any((c_arr < 0) | (c_arr > n_arr)):
+        raise ValueError("c must satisfy 0 <= c <= n")
+    if np.any(k > n_arr):
+        raise ValueError(f"k must be <= n, got k={k} and n={int(n_arr.min())}")
+    out = np.empty(n_arr.shape, dtype=float)
+    for idx in np.ndindex(n_arr.shape):
+        ni, ci = int(n_arr[idx]), int(c_arr[idx])
+        if ni - ci < k:
+            out[idx] = 1.0
+        else:
+            i = np.arange(ni - ci + 1, ni + 1)
+            out[idx] = 1.0 - np.prod(1.0 - k / i)
+    return float(out) if out.ndim == 0 else out
+
+
+def maj_at_k(answers, correct_answer):
+    r"""Majority vote accuracy: 1 if the most frequent of the k sampled answers equals the
+    correct one (ties broken by the smallest answer), else 0.
+
+    ``answers``: (..., k) integer answers; ``correct_answer``: (...) integers.
+    """
+    a = np.asarray(answers)
+    t = np.asarray(correct_answer)
+    if a.ndim < 1:
+        raise ValueError(f"answers must have a last axis of k samples, got shape {a.shape}")
+    if t.shape != a.shape[:-1]:
+        raise ValueError(f"correct_answer must have shape {a.shape[:-1]}, got {t.shape}")
+    flat = a.reshape(-1, a.shape[-1])
+    votes = np.empty(flat.shape[0], dtype=a.dtype)
+    for i, row in enumerate(flat):
+        vals, counts = np.unique(row, return_counts=True)
+        votes[i] = vals[np.argmax(counts)]
+    return (votes.reshape(t.shape) == t).astype(float)
+
+
+def entropy(probs):
+    r"""Shannon entropy in nats along the last axis: :math:`H(p) = -\sum_i p_i \log p_i`
+    (with 0 log 0 = 0). Rows must be probability vectors."""
+    p = as_array(probs, "probs", min_ndim=1)
+    if np.any(p < 0):
+        raise ValueError("probs must be >= 0")
+    if not np.allclose(p.sum(axis=-1), 1.0, atol=1e-6):
+        raise ValueError("probs must sum to 1 along the last axis")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    out = terms.sum(axis=-1)
+    return float(out) if out.ndim == 0 else out

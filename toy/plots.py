@@ -1,0 +1,166 @@
+"""The book's one plotting style, and figure/table helpers.
+
+Importing this module applies the style (small PNGs, labelled axes, a colour cycle shared by
+every part). Every helper draws on an ``ax`` you pass, so figures compose.
+"""
+import numpy as np
+import matplotlib
+import matplotlib.pyplot as plt
+
+__all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves",
+           "running_average", "Table", "table", "advantage_table"]
+
+#: the palette: one colour per method, reused across the book
+COLORS = ["#1f5fa8", "#d1603d", "#3a9a5b", "#8a5cb8", "#c9a227", "#5f6b73", "#d64f8a", "#2aa9b8"]
+
+STYLE = {
+    "figure.dpi": 80,
+    "savefig.dpi": 80,
+    "figure.figsize": (6.0, 3.4),
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8.5,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "axes.prop_cycle": matplotlib.cycler(color=COLORS),
+    "lines.linewidth": 1.8,
+    "svg.hashsalt": "rl-by-hand",
+}
+matplotlib.rcParams.update(STYLE)
+
+
+def figure(ncols=1, nrows=1, width=None, height=None, layout="constrained", **kw):
+    """A new figure in the book's size: ``fig, ax = plots.figure()``; ``fig, (a, b) = plots.figure(2)``.
+
+    For slider frames pass ``layout=None`` and set margins with ``fig.subplots_adjust``: the
+    constrained layout doubles the time to render a frame.
+    """
+    w = width if width is not None else (6.0 if ncols == 1 else 4.2 * ncols)
+    h = height if height is not None else 3.3 * nrows
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), layout=layout, **kw)
+    return fig, axes
+
+
+def _band(values):
+    v = np.asarray(values, dtype=float)
+    if v.ndim == 1:
+        return v, None, None
+    if v.ndim != 2:
+        raise ValueError(f"series values must have shape (steps,) or (seeds, steps), got {v.shape}")
+    mean, std = v.mean(axis=0), v.std(axis=0)
+    return mean, mean - std, mean + std
+
+
+def curves(ax, x, series, xlabel="step", ylabel=None, title=None, ylim=None, styles=None):
+    """Training curves: ``series`` maps a label to an array of shape (steps,) or (seeds, steps).
+
+    With several seeds the line is the mean and the shaded band is mean ± one std over seeds.
+    ``styles`` optionally maps a label to extra ``ax.plot`` keyword arguments.
+    """
+    x = np.asarray(x)
+    for i, (label, values) in enumerate(series.items()):
+        mean, lo, hi = _band(values)
+        if mean.shape != x.shape:
+            raise ValueError(f"series {label!r} has {mean.shape[0]} steps but x has {x.shape[0]}")
+        kw = {"color": COLORS[i % len(COLORS)]}
+        kw.update((styles or {}).get(label, {}))
+        n = np.asarray(values).shape[0] if np.ndim(values) == 2 else 1
+        ax.plot(x, mean, label=label + (f" (mean of {n})" if n > 1 else ""), **kw)
+        if lo is not None:
+            ax.fill_between(x, lo, hi, color=kw["color"], alpha=0.18, linewidth=0)
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if series:
+        ax.legend()
+    return ax
+
+
+def entropy_curves(ax, x, series, xlabel="step", title="Policy entropy"):
+    """Entropy over training (nats), same conventions as :func:`curves`."""
+    curves(ax, x, series, xlabel=xlabel, ylabel="entropy (nats)", title=title)
+    ax.set_ylim(bottom=0)
+    return ax
+
+
+def running_average(ax, samples, label, truth=None, color=None):
+    """Running average of a sequence of per-sample estimates, with the true value dashed."""
+    s = np.asarray(samples, dtype=float)
+    n = np.arange(1, len(s) + 1)
+    ax.plot(n, np.cumsum(s) / n, marker="o", ms=3, label=label, color=color)
+    if truth is not None:
+        ax.axhline(truth, color="k", ls="--", lw=1)
+    ax.set_xlabel("number of samples")
+    return ax
+
+
+def prob_bars(ax, probs, labels, series_labels=None, ylabel="probability", title=None):
+    """Grouped bars: ``probs`` is (contexts,) or (series, contexts); one group per label."""
+    p = np.atleast_2d(np.asarray(probs, dtype=float))
+    n_series, n_ctx = p.shape
+    if len(labels) != n_ctx:
+        raise ValueError(f"labels must have {n_ctx} entries, got {len(labels)}")
+    width = 0.8 / n_series
+    x = np.arange(n_ctx)
+    for i in range(n_series):
+        lab = series_labels[i] if series_labels else None
+        bars = ax.bar(x + (i - (n_series - 1) / 2) * width, p[i], width, label=lab,
+                      color=COLORS[i % len(COLORS)])
+        ax.bar_label(bars, fmt="%.2f", fontsize=7.5, padding=1)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, max(1.0, float(p.max()) * 1.12))
+    if title:
+        ax.set_title(title)
+    if series_labels:
+        ax.legend()
+    return ax
+
+
+class Table:
+    """A styled DataFrame for notebooks: HTML for the book, the plain numbers as text.
+
+    (A bare pandas ``Styler`` shows ``<Styler at 0x7f…>`` as text, an address that changes on
+    every run; this shows the table itself, which nbval then compares.)
+    """
+
+    def __init__(self, df, styler, precision):
+        self.df, self.styler, self.precision = df, styler, precision
+
+    def _repr_html_(self):
+        return self.styler.to_html()
+
+    def __repr__(self):
+        return self.df.to_string(float_format=lambda x: f"{x:.{self.precision}f}")
+
+
+def _styled(df, precision, caption, uuid):
+    sty = df.style.format(precision=precision).set_uuid(uuid)
+    if caption:
+        sty = sty.set_caption(caption)
+    return sty.set_table_styles([
+        {"selector": "th", "props": "text-align: center; padding: 2px 8px;"},
+        {"selector": "td", "props": "text-align: right; padding: 2px 8px;"},
+        {"selector": "caption", "props": "caption-side: top; font-size: 0.9em; color: #555;"},
+    ])
+
+
+def table(df, precision=3, caption=None, uuid="t"):
+    """The book's table style for a DataFrame: fixed precision, no random HTML ids."""
+    return Table(df, _styled(df, precision, caption, uuid), precision)
+
+
+def advantage_table(df, columns, precision=2, caption=None, uuid="adv"):
+    """A table with ``columns`` coloured blue (positive) / red (negative), centred at 0."""
+    vmax = float(np.nanmax(np.abs(df[columns].to_numpy(dtype=float)))) or 1.0
+    sty = _styled(df, precision, caption, uuid).background_gradient(
+        cmap="RdBu", vmin=-vmax, vmax=vmax, subset=columns)
+    return Table(df, sty, precision)

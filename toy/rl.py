@@ -1,0 +1,184 @@
+r"""The course's equations, one small numpy function each.
+
+Every notebook and exercise calls these; their names are a stable API (see BOOK_SPEC).
+Shapes are written as comments: ``(B, G)`` = groups × samples per group, ``(N, T)`` =
+sequences × tokens.
+"""
+import numpy as np
+
+from ._check_args import as_array, group_rewards, nonneg, positive, same_shape
+
+__all__ = [
+    "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
+    "aggregate_loss", "kl_k1", "kl_k2", "kl_k3", "overlong_penalty", "kimi_length_reward",
+    "degenerate_fraction", "reward_to_go",
+]
+
+
+def _squeeze_like(out, rewards):
+    return out[0] if np.ndim(rewards) == 1 else out
+
+
+def grpo_advantages(rewards, eps=1e-4):
+    r"""GRPO group-relative advantage, per group:
+
+    .. math:: \hat A_j = \frac{R_j - \bar R}{\sigma_R + \varepsilon},
+              \quad \bar R = \tfrac1G\sum_j R_j,\ \sigma_R = \sqrt{\tfrac1G\sum_j (R_j-\bar R)^2}
+
+    ``rewards``: (groups, G) or (G,). Uses the *population* std (``ddof=0``), as the lecture's
+    worked example does: [1, 0, 0, 0] → [+1.73, −0.58, −0.58, −0.58].
+    An all-equal (degenerate) group gets advantages 0.
+    """
+    eps = nonneg(eps, "eps")
+    r = group_rewards(rewards)                              # (B, G)
+    mean = r.mean(axis=1, keepdims=True)                    # (B, 1)
+    std = r.std(axis=1, keepdims=True)                      # (B, 1), population std
+    return _squeeze_like((r - mean) / (std + eps), rewards)
+
+
+def dr_grpo_advantages(rewards):
+    r"""Dr. GRPO advantage: :math:`\hat A_j = R_j - \bar R` (no division by σ)."""
+    r = group_rewards(rewards)                              # (B, G)
+    return _squeeze_like(r - r.mean(axis=1, keepdims=True), rewards)
+
+
+def rloo_advantages(rewards):
+    r"""REINFORCE leave-one-out: :math:`\hat A_j = R_j - \frac{1}{G-1}\sum_{k\ne j} R_k`.
+
+    Equal to :math:`\frac{G}{G-1}(R_j - \bar R)`.
+    """
+    r = group_rewards(rewards)                              # (B, G)
+    G = r.shape[1]
+    others = (r.sum(axis=1, keepdims=True) - r) / (G - 1)   # mean of the other G-1
+    return _squeeze_like(r - others, rewards)
+
+
+def degenerate_fraction(rewards):
+    """Fraction of groups whose rewards are all equal (all advantages 0)."""
+    r = group_rewards(rewards)
+    return float(np.mean(np.all(r == r[:, :1], axis=1)))
+
+
+def reward_to_go(rewards):
+    r"""Reward-to-go weights: the weight of action :math:`a_t` is the sum of the rewards that
+    come after it, :math:`R_t = \sum_{t'=t+1}^{T} r_{t'}`.
+
+    ``rewards``: (N, T) or (T,), where ``rewards[:, t]`` is :math:`r_{t+1}`, the reward received
+    right after action :math:`a_t`. Returns the same shape.
+    """
+    r = as_array(rewards, "rewards", min_ndim=1)
+    return np.flip(np.cumsum(np.flip(r, axis=-1), axis=-1), axis=-1)
+
+
+def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=None):
+    r"""PPO's clipped surrogate, elementwise (to be *maximised*):
+
+    .. math:: \min\big(\rho A,\ \mathrm{clip}(\rho, 1-\varepsilon_{low}, 1+\varepsilon_{high}) A\big)
+
+    ``ratio`` ρ = π_θ/π_old and ``adv`` A broadcast against each other. ``eps_high`` defaults
+    to ``eps_low`` (symmetric PPO); DAPO's clip-higher sets it larger (0.28).
+    """
+    eps_low = nonneg(eps_low, "eps_low")
+    eps_high = eps_low if eps_high is None else nonneg(eps_high, "eps_high")
+    ratio = as_array(ratio, "ratio")
+    adv = as_array(adv, "adv")
+    if np.any(ratio < 0):
+        raise ValueError("ratio must be >= 0 (it is a ratio of probabilities)")
+    try:
+        np.broadcast_shapes(ratio.shape, adv.shape)
+    except ValueError:
+        raise ValueError(f"ratio and adv must broadcast, got shapes {ratio.shape} and {adv.shape}") from None
+    return np.minimum(ratio * adv, np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv)
+
+
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+
+
+def aggregate_loss(per_token, mask, loss_type, max_len=None):
+    r"""Reduce a per-token loss (N, T) to a scalar, as TRL's ``GRPOTrainer`` does.
+
+    - ``"grpo"``:    :math:`\frac1N\sum_i \frac{\sum_t m_{it}\ell_{it}}{\sum_t m_{it}}` (mean of per-sequence means)
+    - ``"dapo"``:    :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{\sum_{i,t} m_{it}}` (token level)
+    - ``"dr_grpo"``: :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{N \cdot L_{max}}` (a constant normaliser)
+
+    ``mask`` is 1 on tokens the policy generated (the loss's :math:`m_t`), 0 elsewhere.
+    ``max_len`` defaults to T (the padded width) for ``"dr_grpo"``.
+    """
+    x = as_array(per_token, "per_token", ndim=2)            # (N, T)
+    m = as_array(mask, "mask", ndim=2)                      # (N, T)
+    same_shape(x, m, "per_token", "mask")
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError("mask must contain only 0 and 1")
+    if loss_type not in LOSS_TYPES:
+        raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+    N, T = x.shape
+    if loss_type == "grpo":
+        lengths = m.sum(axis=1)
+        if np.any(lengths == 0):
+            raise ValueError("mask has a sequence with no generated tokens; 'grpo' divides by its length")
+        return float(np.mean((x * m).sum(axis=1) / lengths))
+    if loss_type == "dapo":
+        if m.sum() == 0:
+            raise ValueError("mask has no generated tokens")
+        return float((x * m).sum() / m.sum())
+    L = T if max_len is None else positive(max_len, "max_len")
+    return float((x * m).sum() / (N * L))
+
+
+def _logr(logr):
+    return as_array(logr, "logr")
+
+
+def kl_k1(logr):
+    r"""k1 = −log r with log r = log π_ref − log π on samples from π: unbiased, can be negative."""
+    return -_logr(logr)
+
+
+def kl_k2(logr):
+    r"""k2 = (log r)² / 2: always ≥ 0, biased, low variance."""
+    return 0.5 * _logr(logr) ** 2
+
+
+def kl_k3(logr):
+    r"""k3 = (r − 1) − log r: unbiased and always ≥ 0 (Schulman's estimator, used by GRPO)."""
+    lr = _logr(logr)
+    return np.expm1(lr) - lr
+
+
+def overlong_penalty(length, max_len, buffer):
+    r"""DAPO's soft overlong punishment:
+
+    .. math:: R(y) = \begin{cases} 0 & |y| \le L_{max} - L_{buf} \\
+              \frac{(L_{max}-L_{buf}) - |y|}{L_{buf}} & L_{max}-L_{buf} < |y| \le L_{max} \\
+              -1 & |y| > L_{max} \end{cases}
+    """
+    n = as_array(length, "length")
+    if np.any(n < 0):
+        raise ValueError("length must be >= 0")
+    max_len = positive(max_len, "max_len")
+    buffer = positive(buffer, "buffer")
+    if buffer > max_len:
+        raise ValueError(f"buffer must be <= max_len, got buffer={buffer}, max_len={max_len}")
+    start = max_len - buffer
+    out = np.clip((start - n) / buffer, -1.0, 0.0)
+    return out if out.ndim else float(out)
+
+
+def kimi_length_reward(lengths, correct):
+    r"""Kimi k1.5's length reward within one group of answers to the same prompt:
+
+    .. math:: \lambda = 0.5 - \frac{len - min\_len}{max\_len - min\_len},\quad
+              r = \lambda \text{ if correct else } \min(0, \lambda)
+
+    All zeros when every length is equal.
+    """
+    n = as_array(lengths, "lengths", ndim=1)
+    c = np.asarray(correct)
+    if c.shape != n.shape:
+        raise ValueError(f"correct must have the same shape as lengths, got {c.shape} and {n.shape}")
+    c = c.astype(bool)
+    lo, hi = n.min(), n.max()
+    if hi == lo:
+        return np.zeros_like(n)
+    lam = 0.5 - (n - lo) / (hi - lo)
+    return np.where(c, lam, np.minimum(0.0, lam))
