@@ -42,7 +42,7 @@ def reward(actions):
 def estimates(theta, actions, b=0.0):
     r"""Per-sample REINFORCE estimates :math:`\hat g = (R - b)\, g(a)` for the given actions."""
     b = as_array(b, "b")
-    return (reward(actions) - b) * score(theta, actions)
+    return (reward(actions) - b) * score(theta, actions) + 0.0   # + 0.0 turns -0.0 into 0.0
 
 
 def exact_gradient(theta):

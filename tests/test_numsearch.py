@@ -1,0 +1,299 @@
+"""Number Search: environment, exact J and ∇J, the unified loss, trainers.
+
+Every check compares against an independent reference: a naive per-episode loop, brute-force
+enumeration of histories, closed forms, finite differences, Monte Carlo averages.
+"""
+import numpy as np
+import pytest
+
+from toy import numsearch as ns
+from toy import numsearch_train as nt
+from toy import rl
+
+
+# ------------------------------------------------------------------ naive references
+def naive_episode(target, guesses):
+    """Play one game with python ints; returns (feedback words, states (lo, hi, left), reward)."""
+    lo, hi, words, states = 1, 16, [], []
+    for t, g in enumerate(guesses[:4]):
+        states.append((lo, hi, 4 - t))
+        if g == target:
+            words.append("correct")
+            return words, states, 1.0
+        if g < target:
+            words.append("higher")
+            lo = max(lo, g + 1)
+        else:
+            words.append("lower")
+            hi = min(hi, g - 1)
+    return words, states, 0.0
+
+
+def enumerate_win_prob(pi, target):
+    """P(win | target) by recursion over explicit histories (lists of guesses)."""
+    def rec(history):
+        if len(history) == 4:
+            return 0.0
+        lo = max([1] + [g + 1 for g in history if g < target])
+        hi = min([16] + [g - 1 for g in history if g > target])
+        p = pi[ns.state_index(lo, hi, 4 - len(history))]
+        total = 0.0
+        for a in np.flatnonzero(p):
+            g = a + 1
+            total += p[a] * (1.0 if g == target else rec(history + [g]))
+        return total
+    return rec([])
+
+
+def sparse_random_policy(rng, k=3):
+    """Each state puts random mass on k random guesses (so histories can be enumerated)."""
+    pi = np.zeros((ns.S, ns.A))
+    for s in range(ns.S):
+        pi[s, rng.choice(ns.A, size=k, replace=False)] = rng.dirichlet(np.ones(k))
+    return pi
+
+
+def J_of(theta):
+    return ns.exact_J(ns.policy_probs(theta))
+
+
+# ------------------------------------------------------------------------ environment
+def test_rollout_matches_naive_loop():
+    rng = np.random.default_rng(0)
+    targets = rng.integers(1, 17, size=500)
+    traj = ns.rollout(ns.uniform_policy(), targets, rng)
+    codes = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.CORRECT}
+    for i in range(len(targets)):
+        words, states, reward = naive_episode(int(targets[i]), list(traj.guesses[i]))
+        n = len(words)
+        assert traj.reward[i] == reward
+        assert list(traj.mask[i]) == [True] * n + [False] * (4 - n)
+        assert list(traj.feedback[i, :n]) == [codes[w] for w in words]
+        assert np.all(traj.feedback[i, n:] == ns.NONE) and np.all(traj.guesses[i, n:] == 0)
+        assert list(traj.states[i, :n]) == [int(ns.state_index(*st)) for st in states]
+
+
+def test_state_index_round_trip():
+    s = np.arange(ns.S)
+    assert np.array_equal(ns.state_index(*ns.state_of(s)), s)
+    assert ns.state_index(1, 16, 4) == 3 * 256 + 15
+
+
+def test_lecture_trajectories_for_target_11():
+    traj = ns.replay([[8, 12, 10, 11], [4, 8, 12, 11], [16, 8, 9, 10], [1, 2, 3, 4]], 11)
+    assert list(traj.reward) == [1, 1, 0, 0]
+    assert traj.text(0) == "8 → higher, 12 → lower, 10 → higher, 11 → correct"
+    assert traj.text(2) == "16 → lower, 8 → higher, 9 → higher, 10 → higher"
+    # tokens g1 f1 g2 f2 ...: guesses written by the policy (m=1), feedback by the env (m=0)
+    assert list(traj.tokens[0]) == [7, 16, 11, 17, 9, 16, 10, 18]
+    assert list(traj.token_mask[0]) == [1, 0, 1, 0, 1, 0, 1, 0]
+
+
+def test_short_episode_is_padded():
+    traj = ns.replay([[11]], 11)
+    assert traj.length[0] == 1 and traj.reward[0] == 1
+    assert list(traj.token_mask[0]) == [1, 0, 0, 0, 0, 0, 0, 0]
+
+
+def test_binary_search_wins_15_of_16_and_nothing_wins_more():
+    traj = nt.demonstrations()                         # binary search, targets 1..16
+    assert np.all(traj.length <= 4)
+    assert list(np.flatnonzero(traj.reward == 0) + 1) == [16]   # it misses only 16
+    assert ns.exact_J(ns.binary_search_policy()) == pytest.approx(15 / 16)
+    # k guesses find at most 2^k - 1 numbers: V*(n, k) = min(n, 2^k - 1) / n
+    V = ns.optimal_values()
+    for k in range(1, 5):
+        for lo in range(1, 17):
+            for hi in range(lo, 17):
+                n = hi - lo + 1
+                assert V[k, lo - 1, hi - 1] == pytest.approx(min(n, 2 ** k - 1) / n)
+
+
+def test_reference_policies_closed_forms():
+    assert ns.exact_J(ns.uniform_policy()) == pytest.approx(1 - (15 / 16) ** 4)
+    assert ns.exact_J(ns.linear_scan_policy()) == pytest.approx(4 / 16)
+    assert 0.3 < ns.exact_J(ns.policy_probs(ns.weak_prior())) < 0.6       # weak, not optimal
+
+
+# -------------------------------------------------------------------- exact J and ∇J
+def test_exact_J_matches_enumeration_of_histories():
+    pi = sparse_random_policy(np.random.default_rng(1))
+    per = ns.exact_J(pi, per_target=True)
+    for x in (1, 7, 11, 16):
+        assert per[x - 1] == pytest.approx(enumerate_win_prob(pi, x), abs=1e-12)
+
+
+def test_exact_J_matches_monte_carlo():
+    rng = np.random.default_rng(2)
+    pi = ns.policy_probs(ns.weak_prior())
+    R = ns.rollout(pi, rng.integers(1, 17, size=200_000), rng).reward
+    assert abs(R.mean() - ns.exact_J(pi)) < 4 * R.std() / np.sqrt(len(R))
+
+
+def test_exact_grad_matches_finite_differences():
+    rng = np.random.default_rng(3)
+    theta = ns.weak_prior() + rng.normal(size=(ns.S, ns.A))
+    g = ns.exact_grad(theta)
+    h = 1e-5
+    for lo, hi, left, a in [(1, 16, 4, 7), (1, 16, 4, 0), (9, 16, 3, 11), (9, 11, 2, 9), (1, 7, 3, 3)]:
+        e = np.zeros_like(theta)
+        e[ns.state_index(lo, hi, left), a] = h
+        assert g[ns.state_index(lo, hi, left), a] == pytest.approx(
+            (J_of(theta + e) - J_of(theta - e)) / (2 * h), rel=1e-5, abs=1e-10)
+    d = rng.normal(size=theta.shape)
+    assert np.sum(g * d) == pytest.approx((J_of(theta + h * d) - J_of(theta - h * d)) / (2 * h), rel=1e-5)
+
+
+@pytest.mark.parametrize("b", [0.0, 0.5])
+def test_reinforce_estimate_is_unbiased(b):
+    """Mean of −∇L with w = R − b over many episodes → exact ∇J (any constant b)."""
+    rng = np.random.default_rng(4)
+    theta = ns.weak_prior()
+    pi = ns.policy_probs(theta)
+    exact = ns.exact_grad(theta)
+    rows = [ns.state_index(1, 16, 4), ns.state_index(2, 16, 3)]
+    est = []
+    for _ in range(20):
+        traj = ns.rollout(pi, rng.integers(1, 17, size=20_000), rng)
+        _, grad = nt.weighted_logprob_loss(theta, traj, traj.reward - b)
+        est.append(-grad[rows])
+    est = np.array(est)                                   # (batches, 2, A)
+    se = est.std(axis=0) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - exact[rows]) < 5 * se + 1e-4)
+
+
+def test_advantage_after_8_higher_12_lower():
+    """Uniform on {9,10,11} with 2 guesses left, then (with 1 left) any feasible guess:
+    Q(10) = 1, Q(11) = 1/3 + 2/3 · 1/2 = 2/3, V = (1 + 2/3 + 2/3)/3 = 7/9."""
+    traj = ns.replay([[8, 12]], 10)                     # a history prefix h
+    assert tuple(int(v) for v in ns.state_of(traj.states[0, 1])) == (9, 16, 3)
+    assert ns.state_after([8, 12], 10) == (9, 11, 2)
+    Q, V, A = ns.action_values(ns.uniform_feasible_policy(), 9, 11, 2)
+    assert V == pytest.approx(7 / 9)
+    assert A[10 - 1] == pytest.approx(2 / 9) and A[10 - 1] > 0
+    assert A[11 - 1] == pytest.approx(-1 / 9) and A[11 - 1] < 0
+    assert Q[13 - 1] == pytest.approx(1 / 3)            # 13 is already excluded: a wasted guess
+
+
+# ------------------------------------------------------------------ the unified loss
+def test_loss_gradient_matches_finite_differences():
+    rng = np.random.default_rng(5)
+    theta = rng.normal(size=(ns.S, ns.A))
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=50), rng)
+    w = rng.normal(size=(50, 4))
+    for loss_type in nt.LOSS_TYPES:
+        _, grad = nt.weighted_logprob_loss(theta, traj, w, loss_type)
+        d = rng.normal(size=theta.shape)
+        L = lambda th: nt.weighted_logprob_loss(th, traj, w, loss_type)[0]  # noqa: E731
+        fd = (L(theta + 1e-6 * d) - L(theta - 1e-6 * d)) / 2e-6
+        assert np.sum(grad * d) == pytest.approx(fd, rel=1e-5)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_loss_matches_rl_aggregate_loss(loss_type):
+    rng = np.random.default_rng(6)
+    theta = rng.normal(size=(ns.S, ns.A))
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=30), rng)
+    w = rng.normal(size=30)
+    per_token = -w[:, None] * ns.action_logprobs(theta, traj)
+    ref = rl.aggregate_loss(per_token, traj.mask.astype(float), loss_type, max_len=4)
+    assert nt.weighted_logprob_loss(theta, traj, w, loss_type)[0] == pytest.approx(ref)
+
+
+def test_sft_gradient_is_pi_minus_onehot():
+    theta = np.zeros((ns.S, ns.A))                      # uniform policy
+    traj = ns.replay([[8]], 8)
+    _, grad = nt.weighted_logprob_loss(theta, traj, [1.0])
+    row = grad[ns.state_index(1, 16, 4)]
+    expected = np.full(16, 1 / 16)
+    expected[7] -= 1
+    assert np.allclose(row, expected)
+    assert np.count_nonzero(np.abs(grad).sum(axis=1)) == 1   # only the visited state moves
+
+
+# -------------------------------------------------------------------------- trainers
+def test_sft_on_binary_search_demos_learns_binary_search_greedily():
+    theta, hist = nt.train_sft(ns.weak_prior(), nt.demonstrations(), nt.SFTConfig(steps=100))
+    assert ns.exact_J(ns.greedy_policy(theta)) == pytest.approx(15 / 16)
+    assert hist["loss"][-1] < hist["loss"][0]
+
+
+def test_grpo_improves_and_is_reproducible():
+    th0 = ns.weak_prior()
+    cfg = nt.PGConfig(method="grpo", steps=150)
+    t1, h1 = nt.train_pg(th0, cfg, seed=0)
+    t2, h2 = nt.train_pg(th0, cfg, seed=0)
+    assert np.array_equal(t1, t2)
+    assert h1["J"][-1] > h1["J"][0] + 0.15
+    assert np.all((h1["degenerate"] >= 0) & (h1["degenerate"] <= 1))
+
+
+def test_rest_cold_start_stalls_on_hard_targets():
+    th0 = ns.cold_prior()
+    theta, hist = nt.train_rest(th0, nt.ReSTConfig(rounds=5, targets=tuple(range(9, 17))), seed=0)
+    assert np.all(hist["kept"] == 0) and np.all(hist["dataset"] == 0)
+    assert np.array_equal(theta, th0)
+
+
+def test_pg_weights_table():
+    R = np.array([[1.0, 1, 0, 0]])
+    assert np.allclose(nt.pg_weights(R, "rest"), R)
+    assert np.allclose(nt.pg_weights(R, "baseline", b=0.5), R - 0.5)
+    assert np.allclose(nt.pg_weights(R, "grpo"), [[1, 1, -1, -1]], atol=1e-3)
+    assert np.allclose(nt.pg_weights(R, "dr_grpo"), [[0.5, 0.5, -0.5, -0.5]])
+
+
+# ------------------------------------------------------------------------ bad inputs
+def test_bad_inputs_raise_value_error():
+    rng = np.random.default_rng(0)
+    pi = ns.uniform_policy()
+    with pytest.raises(ValueError, match="target"):
+        ns.rollout(pi, [0, 5], rng)
+    with pytest.raises(ValueError, match="target"):
+        ns.rollout(pi, [17], rng)
+    with pytest.raises(ValueError, match="pi"):
+        ns.rollout(pi[:10], [3], rng)
+    with pytest.raises(ValueError, match="pi"):
+        ns.exact_J(2 * pi)
+    with pytest.raises(ValueError, match="theta"):
+        ns.policy_probs(np.zeros((16, 16)))
+    with pytest.raises(ValueError, match="temperature"):
+        ns.policy_probs(np.zeros((ns.S, ns.A)), temperature=0)
+    traj = ns.replay([[8, 12, 10, 11]], 11)
+    with pytest.raises(ValueError, match="w"):
+        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(3))
+    with pytest.raises(ValueError, match="loss_type"):
+        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(1), "mean")
+    with pytest.raises(ValueError, match="guess_seqs"):
+        ns.replay([[1, 2, 3, 4, 5]], 11)
+    with pytest.raises(ValueError, match="guess_seqs"):
+        ns.replay([[8, 0]], 11)                        # not a number 1..16
+    with pytest.raises(ValueError, match="guess_seqs"):
+        ns.replay([[11, 3]], 11)                       # a guess after the hit
+    with pytest.raises(ValueError, match="start"):
+        ns.rollout(pi, [3], rng, start=(5, 16, 4))
+    with pytest.raises(ValueError, match="method"):
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(method="ppo"))
+    with pytest.raises(ValueError, match="G"):
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(method="grpo", G=1))
+    with pytest.raises(ValueError, match="method"):
+        nt.pg_weights(np.ones((1, 2)), "sft")
+
+
+def test_select_concat_and_mid_game_start():
+    traj = ns.replay([[8, 12, 10, 11], [1, 2, 3, 4], [11]], 11)
+    kept = traj.select(traj.reward == 1)
+    assert len(kept) == 2 and list(kept.length) == [4, 1]
+    both = ns.Trajectories.concat([kept, traj.select([1])])
+    assert list(both.reward) == [1, 1, 0]
+    # a game started at "9..11 with 2 guesses left": binary search guesses 10, then wins
+    mid = ns.rollout(ns.binary_search_policy(), [9, 10, 11], np.random.default_rng(0), start=(9, 11, 2))
+    assert list(mid.reward) == [1, 1, 1] and list(mid.guesses[:, 0]) == [10, 10, 10]
+    assert ns.exact_J(ns.binary_search_policy(), start=(9, 11, 2)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("method", nt.METHODS)
+def test_every_method_runs_and_logs(method):
+    th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(method=method, steps=20, eval_every=10), seed=1)
+    assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
+    assert np.all(np.isfinite(th))

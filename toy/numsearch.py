@@ -1,0 +1,411 @@
+r"""Number Search (Part I's running example): the environment, tabular policies, exact J(θ).
+
+A hidden integer ``target`` in 1..16; the agent has at most ``T = 4`` guesses; after each
+wrong guess the environment answers *higher* or *lower*; a hit ends the episode with
+reward 1, running out of guesses gives reward 0.
+
+**State.** Every feedback narrows the feasible interval ``[lo, hi]``. With a uniform prior
+over targets the posterior after any history is uniform on ``[lo, hi]``, and nothing else
+in the history changes what can happen next. So ``(lo, hi, left)`` — interval and guesses
+left — is a *sufficient statistic* of the history: a policy π(g | lo, hi, left) loses
+nothing against one that reads the whole history. Our policy is a table of logits
+``theta`` of shape ``(S, A) = (1024, 16)``: one softmax over the 16 guesses per state
+``s = state_index(lo, hi, left)`` (states with ``lo > hi`` are never visited).
+
+**Trajectories** are arrays (:class:`Trajectories`); as a token sequence a trajectory is
+``g1 f1 g2 f2 ...`` where guess tokens are written by the policy (mask ``m_t = 1``) and
+feedback tokens by the environment (``m_t = 0``) — the lecture's §6 mask.
+
+**Exact answers.** :func:`exact_values` computes every per-target success probability by
+dynamic programming over states, so J(θ) and ∇J(θ) are exact (no sampling) and Monte Carlo
+estimates can be checked against them.
+
+A note on the lecture's "2^4 = 16": with higher/lower/*correct* feedback, k guesses can
+find at most 1 + 2 + ... + 2^(k-1) = 2^k − 1 numbers (a guess that misses must still be
+spent). With 4 guesses no policy wins all 16 targets: the best success rate is 15/16
+(see :func:`optimal_values`), and binary search reaches it.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._check_args import as_array
+from .prob import log_softmax, sample_categorical, softmax
+
+__all__ = [
+    "N", "T", "S", "A", "HIGHER", "LOWER", "CORRECT", "NONE", "FEEDBACK_NAMES",
+    "state_index", "state_of", "feedback_for", "narrow", "Trajectories", "rollout", "replay",
+    "state_after",
+    "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
+    "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
+    "action_logprobs",
+    "exact_values", "exact_J", "exact_grad", "state_visits", "action_values", "optimal_values",
+]
+
+N = 16          # numbers 1..N
+T = 4           # at most T guesses
+S = T * N * N   # tabular states (left, lo, hi); lo > hi never occurs
+A = N           # actions: guess 1..N (action index = guess - 1)
+
+NONE, HIGHER, LOWER, CORRECT = 0, 1, 2, 3     # feedback codes; NONE = step not taken
+FEEDBACK_NAMES = {NONE: "", HIGHER: "higher", LOWER: "lower", CORRECT: "correct"}
+
+
+# ---------------------------------------------------------------------------- environment
+def state_index(lo, hi, left):
+    """Flat index of the state (lo, hi, guesses left): ``((left-1)·N + lo-1)·N + hi-1``."""
+    return ((np.asarray(left) - 1) * N + np.asarray(lo) - 1) * N + np.asarray(hi) - 1
+
+
+def state_of(s):
+    """Inverse of :func:`state_index`: ``s`` → ``(lo, hi, left)``."""
+    s = np.asarray(s)
+    return s // N % N + 1, s % N + 1, s // (N * N) + 1
+
+
+def feedback_for(guess, target):
+    """Environment answer: CORRECT if guess == target, HIGHER if the target is larger, else LOWER."""
+    guess, target = np.asarray(guess), np.asarray(target)
+    return np.where(guess == target, CORRECT, np.where(guess < target, HIGHER, LOWER))
+
+
+def narrow(lo, hi, guess, fb):
+    """New feasible interval after feedback: higher → lo = max(lo, g+1); lower → hi = min(hi, g−1)."""
+    lo = np.where(fb == HIGHER, np.maximum(lo, guess + 1), lo)
+    hi = np.where(fb == LOWER, np.minimum(hi, guess - 1), hi)
+    return lo, hi
+
+
+@dataclass
+class Trajectories:
+    """A batch of n episodes as arrays (T = 4 steps; steps after the end are padding)."""
+    target: np.ndarray    # (n,)   hidden numbers
+    guesses: np.ndarray   # (n, T) guesses 1..N, 0 on padding
+    feedback: np.ndarray  # (n, T) HIGHER / LOWER / CORRECT, NONE on padding
+    states: np.ndarray    # (n, T) state index the guess was made in, -1 on padding
+    mask: np.ndarray      # (n, T) bool: step taken = action written by the policy (m_t)
+    reward: np.ndarray    # (n,)   1.0 on a hit, else 0.0
+
+    def __len__(self):
+        return len(self.target)
+
+    @property
+    def length(self):
+        """Number of guesses made, (n,)."""
+        return self.mask.sum(axis=1)
+
+    @property
+    def tokens(self):
+        """(n, 2T) token ids ``g1 f1 g2 f2 ...``: guess g → g−1 (0..15); feedback → 15 + code
+        (16 higher, 17 lower, 18 correct); padding → 19."""
+        tok = np.full((len(self), 2 * T), 19)
+        tok[:, 0::2] = np.where(self.mask, self.guesses - 1, 19)
+        tok[:, 1::2] = np.where(self.mask, N - 1 + self.feedback, 19)
+        return tok
+
+    @property
+    def token_mask(self):
+        """(n, 2T) the loss mask m_t: 1 on guess tokens (policy), 0 on feedback and padding."""
+        m = np.zeros((len(self), 2 * T), dtype=int)
+        m[:, 0::2] = self.mask
+        return m
+
+    FIELDS = ("target", "guesses", "feedback", "states", "mask", "reward")
+
+    def select(self, keep):
+        """The episodes where ``keep`` (n,) is True (or at the given indices)."""
+        return Trajectories(*(getattr(self, f)[keep] for f in self.FIELDS))
+
+    @staticmethod
+    def concat(trajs):
+        """One batch from a list of batches."""
+        return Trajectories(*(np.concatenate([getattr(t, f) for t in trajs]) for f in Trajectories.FIELDS))
+
+    def text(self, i):
+        """Episode i as text, e.g. ``'8 → higher, 12 → lower, 10 → higher, 11 → correct'``."""
+        return ", ".join(f"{g} → {FEEDBACK_NAMES[f]}"
+                         for g, f, m in zip(self.guesses[i], self.feedback[i], self.mask[i]) if m)
+
+
+def _play(choose, target, start=None, limit=None):
+    """The one environment loop. ``choose(t, s)`` returns guesses (n,) for step t in states s;
+    ``limit`` (n,) optionally stops episodes after that many guesses (a history prefix)."""
+    target = np.asarray(target, dtype=int)
+    if target.ndim != 1 or np.any((target < 1) | (target > N)):
+        raise ValueError(f"target must be a 1-D array of integers in 1..{N}, got {target}")
+    n = len(target)
+    if start is None:
+        lo, hi, left0 = np.ones(n, int), np.full(n, N), np.full(n, T)
+    else:
+        lo, hi, left0 = (np.broadcast_to(np.asarray(x, dtype=int), (n,)).copy() for x in start)
+        if np.any((lo > target) | (hi < target) | (left0 < 1) | (left0 > T)):
+            raise ValueError("start must be (lo, hi, left) with lo <= target <= hi and 1 <= left <= T")
+    guesses = np.zeros((n, T), int)
+    feedback = np.zeros((n, T), int)
+    states = np.full((n, T), -1)
+    mask = np.zeros((n, T), bool)
+    done = np.zeros(n, bool)
+    for t in range(T):
+        live = ~done & (t < left0)                          # (n,) episodes still playing
+        if limit is not None:
+            live &= t < limit
+        s = state_index(lo, hi, np.maximum(left0 - t, 1))   # (n,)
+        g = np.asarray(choose(t, s), dtype=int)             # (n,)
+        fb = np.where(live, feedback_for(g, target), NONE)
+        guesses[:, t] = np.where(live, g, 0)
+        feedback[:, t] = fb
+        states[:, t] = np.where(live, s, -1)
+        mask[:, t] = live
+        lo, hi = narrow(lo, hi, g, fb)
+        done |= fb == CORRECT
+    return Trajectories(target, guesses, feedback, states, mask, done.astype(float))
+
+
+def rollout(pi, target, rng, start=None):
+    """Sample one episode per entry of ``target`` (n,) from the policy table ``pi`` (S, A).
+
+    ``start`` = optional ``(lo, hi, left)`` (scalars or (n,) arrays) to begin mid-game.
+    Vectorised over episodes: one numpy step per guess.
+    """
+    pi = _check_pi(pi)
+    return _play(lambda t, s: sample_categorical(pi[s], rng) + 1, target, start)
+
+
+def replay(guess_seqs, target):
+    """Trajectories from explicit guess sequences (list of n lists) against ``target`` (int or (n,)).
+
+    A sequence may stop before the episode ends (a history prefix h_t), but may not go on
+    after a hit or beyond T guesses.
+    """
+    seqs = [list(q) for q in guess_seqs]
+    if any(len(q) > T for q in seqs) or any(not 1 <= g <= N for q in seqs for g in q):
+        raise ValueError(f"guess_seqs: each sequence has at most T={T} guesses in 1..{N}")
+    g = np.zeros((len(seqs), T), int)
+    for i, q in enumerate(seqs):
+        g[i, :len(q)] = q
+    target = np.broadcast_to(np.asarray(target, dtype=int), (len(seqs),))
+    lengths = np.array([len(q) for q in seqs])
+    traj = _play(lambda t, s: g[:, t], target, limit=lengths)
+    if np.any(traj.length != lengths):
+        raise ValueError("guess_seqs must not continue after the hidden number was hit")
+    return traj
+
+
+def state_after(guesses, target):
+    """The state ``(lo, hi, left)`` reached after playing the history ``guesses`` against ``target``."""
+    lo, hi = 1, N
+    for g in guesses:
+        lo, hi = narrow(lo, hi, g, feedback_for(g, target))
+    return int(lo), int(hi), T - len(guesses)
+
+
+# ------------------------------------------------------------------------------ policies
+def _check_pi(pi):
+    pi = as_array(pi, "pi", ndim=2)
+    if pi.shape != (S, A) or pi.min() < 0 or np.abs(pi.sum(axis=1) - 1).max() > 1e-6:
+        raise ValueError(f"pi must be a table of probabilities of shape ({S}, {A}), got shape {pi.shape}")
+    return pi
+
+
+def _check_theta(theta):
+    theta = as_array(theta, "theta", ndim=2)
+    if theta.shape != (S, A):
+        raise ValueError(f"theta must be logits of shape ({S}, {A}), got shape {theta.shape}")
+    return theta
+
+
+def _grid():
+    """Broadcastable (left, lo, hi, g) grids, each of shape (T, N, N, N) after broadcasting."""
+    left = np.arange(1, T + 1)[:, None, None, None]
+    lo = np.arange(1, N + 1)[None, :, None, None]
+    hi = np.arange(1, N + 1)[None, None, :, None]
+    g = np.arange(1, N + 1)[None, None, None, :]
+    return left, lo, hi, g
+
+
+def _table(x):
+    """(T, N, N, N) array → (S, A) table (the flat state order of :func:`state_index`)."""
+    return np.broadcast_to(x, (T, N, N, N)).reshape(S, A).astype(float)
+
+
+def policy_probs(theta, temperature=1.0):
+    r"""π_θ(g | s) = softmax(θ_s / temperature), a table (S, A)."""
+    return softmax(_check_theta(theta), temperature)
+
+
+def greedy_policy(theta):
+    """The argmax policy of ``theta`` as a one-hot table (S, A) (ties → smallest guess)."""
+    theta = _check_theta(theta)
+    return np.eye(A)[theta.argmax(axis=1)]
+
+
+def binary_search_policy():
+    """Guess the midpoint ⌊(lo + hi)/2⌋ (first guess 8, as τ1 = 8, 12, 10, 11)."""
+    left, lo, hi, g = _grid()
+    return _table(g == (lo + hi) // 2)
+
+
+def linear_scan_policy():
+    """Guess the smallest feasible number ``lo`` (1, 2, 3, 4 — τ4)."""
+    left, lo, hi, g = _grid()
+    return _table(g == lo)
+
+
+def uniform_policy():
+    """Any of the 16 numbers with probability 1/16, ignoring the feedback."""
+    return np.full((S, A), 1.0 / A)
+
+
+def uniform_feasible_policy():
+    """Uniform over the feasible interval [lo, hi] (uses the feedback, no strategy)."""
+    left, lo, hi, g = _grid()
+    p = _table((g >= lo) & (g <= hi))
+    p[p.sum(axis=1) == 0] = 1.0                 # unreachable states (lo > hi): any table row
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def weak_prior(in_range=2.0, scan=0.3):
+    r"""The "pretrained" starting point: logits (S, A)
+
+    .. math:: \theta_0(g \mid lo, hi) = \text{in\_range}\cdot[lo \le g \le hi] - \text{scan}\cdot|g - lo|
+
+    — it mostly respects the feedback but prefers small feasible numbers, like a model that
+    has seen linear scans. Its exact success rate is printed by ``exact_J(policy_probs(weak_prior()))``
+    (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16).
+    """
+    left, lo, hi, g = _grid()
+    logits = in_range * ((g >= lo) & (g <= hi)) - scan * np.abs(g - lo)
+    return _table(logits)
+
+
+def cold_prior():
+    r"""A "cold" starting point that counts up from 1 and hardly ever wins a high target:
+
+    .. math:: \theta_0(g \mid lo, hi) = -4\,|g - lo|
+
+    i.e. a sharp linear scan (π(lo) ≈ 0.98): it wins targets 1..4 and, against targets
+    9..16, has success rate ≈ 1e-8 — ReST sampling from it never sees a success.
+    """
+    return weak_prior(in_range=0.0, scan=4.0)
+
+
+def action_logprobs(theta, traj):
+    """log π_θ(a_t | h_t) of the guesses in ``traj``, (n, T), 0 on padding."""
+    logp = log_softmax(_check_theta(theta))                        # (S, A)
+    s = np.where(traj.mask, traj.states, 0)
+    a = np.where(traj.mask, traj.guesses - 1, 0)
+    return np.where(traj.mask, logp[s, a], 0.0)
+
+
+# ------------------------------------------------------------------- exact computations
+def _transitions():
+    """For hidden x, interval [lo, hi] and guess g (axes x, lo, hi, g; each of size N):
+    ``hit`` (N, 1, 1, N) = [g = x] and the next interval ``nlo``, ``nhi`` (N, N, N, N)."""
+    x = np.arange(1, N + 1)[:, None, None, None]
+    lo = np.arange(1, N + 1)[None, :, None, None]
+    hi = np.arange(1, N + 1)[None, None, :, None]
+    g = np.arange(1, N + 1)[None, None, None, :]
+    nlo = np.broadcast_to(np.where(g < x, np.maximum(lo, g + 1), lo), (N, N, N, N))
+    nhi = np.broadcast_to(np.where(g > x, np.minimum(hi, g - 1), hi), (N, N, N, N))
+    return g == x, nlo, nhi
+
+
+_X = np.arange(N)[:, None, None, None]          # target axis index for fancy indexing
+
+
+def _q_from_v(Vk_minus_1, hit, nlo, nhi):
+    """Q_x(lo, hi, g) = [g = x] + [g ≠ x] V_x(lo', hi', k−1), shape (N, N, N, N)."""
+    return np.where(hit, 1.0, Vk_minus_1[_X, nlo - 1, nhi - 1])
+
+
+def exact_values(pi):
+    r"""Per-target success probabilities by dynamic programming, V of shape (N, T+1, N, N):
+
+    .. math:: V_x(lo, hi, k) = \sum_g \pi(g \mid lo, hi, k)\,\big([g = x] + [g \ne x]\, V_x(lo', hi', k-1)\big),
+              \qquad V_x(\cdot, 0) = 0
+
+    ``V[x-1, k, lo-1, hi-1]`` for hidden number x (meaningful when lo ≤ x ≤ hi).
+    """
+    pi4 = _check_pi(pi).reshape(T, N, N, N)                          # (k, lo, hi, g)
+    hit, nlo, nhi = _transitions()
+    V = np.zeros((N, T + 1, N, N))                                   # (x, k, lo, hi)
+    for k in range(1, T + 1):
+        V[:, k] = np.sum(pi4[k - 1][None] * _q_from_v(V[:, k - 1], hit, nlo, nhi), axis=-1)
+    return V
+
+
+def exact_J(pi, per_target=False, start=None):
+    r"""J = E_x[ P(win | x) ] with x uniform on 1..16, exactly. ``per_target=True`` → (N,) array.
+
+    ``start = (lo, hi, left)`` evaluates games that begin in that state (targets lo..hi).
+    """
+    V = exact_values(pi)
+    lo, hi, left = (1, N, T) if start is None else start
+    per = V[lo - 1:hi, left, lo - 1, hi - 1]                         # targets lo..hi
+    return per if per_target else float(per.mean())
+
+
+def _q_values(V):
+    """Per-target Q_x(s, g) for every state, shape (N, T, N, N, N) = (x, k-1, lo, hi, g)."""
+    hit, nlo, nhi = _transitions()
+    return np.stack([_q_from_v(V[:, k - 1], hit, nlo, nhi) for k in range(1, T + 1)], axis=1)
+
+
+def state_visits(pi):
+    r"""μ_x(s): probability that an episode with hidden x reaches state s, shape (N, S).
+
+    Each state is visited at most once (guesses left decreases), so μ is a probability.
+    """
+    pi4 = _check_pi(pi).reshape(T, N, N, N)
+    hit, nlo, nhi = _transitions()
+    dest = ((_X * N + nlo - 1) * N + nhi - 1).ravel()                # flat (x, lo', hi') per (x, lo, hi, g)
+    mu = np.zeros((N, T, N, N))                                      # (x, k-1, lo, hi)
+    mu[:, T - 1, 0, N - 1] = 1.0                                     # start: [1, 16], T left
+    for k in range(T, 1, -1):
+        flow = mu[:, k - 1][..., None] * pi4[k - 1][None] * ~hit     # (x, lo, hi, g): prob. of moving on
+        mu[:, k - 2] = np.bincount(dest, weights=flow.ravel(), minlength=N ** 3).reshape(N, N, N)
+    return mu.reshape(N, S)
+
+
+def exact_grad(theta):
+    r"""∇_θ J exactly (policy-gradient theorem, each state visited at most once):
+
+    .. math:: \frac{\partial J}{\partial \theta_{s,a}} = \frac{1}{N}\sum_x \mu_x(s)\, \pi(a \mid s)\,
+              \big(Q_x(s, a) - V_x(s)\big)
+
+    Returns an (S, A) array (at temperature 1).
+    """
+    pi = policy_probs(theta)
+    V = exact_values(pi)
+    Q = _q_values(V).reshape(N, S, A)                                # (x, s, a)
+    Vs = V[:, 1:].reshape(N, S)                                      # (x, s)
+    mu = state_visits(pi)                                            # (x, s)
+    return np.mean(mu[..., None] * pi[None] * (Q - Vs[..., None]), axis=0)
+
+
+def action_values(pi, lo, hi, left):
+    r"""Q^π(h, g), V^π(h) and A^π(h, g) = Q − V for a history that left the interval
+    [lo, hi] with ``left`` guesses (posterior: target uniform on [lo, hi]).
+    Returns ``(Q, V, A)``: arrays (A,) indexed by guess − 1, and a float."""
+    V = exact_values(pi)
+    Q = _q_values(V)[lo - 1:hi, left - 1, lo - 1, hi - 1].mean(axis=0)   # (A,)
+    v = float(V[lo - 1:hi, left, lo - 1, hi - 1].mean())
+    return Q, v, Q - v
+
+
+def optimal_values():
+    r"""V*(lo, hi, k): the best success probability from each state (max over guesses), by
+    dynamic programming with the target uniform on [lo, hi]; shape (T+1, N, N).
+    V*(1, 16, 4) = 15/16: no policy wins every target."""
+    lo = np.arange(1, N + 1)[:, None, None]
+    hi = np.arange(1, N + 1)[None, :, None]
+    g = np.arange(1, N + 1)[None, None, :]
+    n = np.maximum(hi - lo + 1, 1)
+    inside = (g >= lo) & (g <= hi)
+    V = np.zeros((T + 1, N, N))
+    for k in range(1, T + 1):
+        P = V[k - 1]
+        below = np.where(inside & (g > lo), (g - lo) * P[lo - 1, np.clip(g - 2, 0, N - 1)], 0.0)
+        above = np.where(inside & (g < hi), (hi - g) * P[np.clip(g, 0, N - 1), hi - 1], 0.0)
+        V[k] = np.where(inside, (1 + below + above) / n, P[lo - 1, hi - 1]).max(axis=-1)
+    return V

@@ -1,0 +1,246 @@
+r"""Trainers for Number Search: SFT, ReST, REINFORCE (± baseline), GRPO, Dr. GRPO.
+
+They all share **one** rollout (:func:`toy.numsearch.rollout`) and **one** loss
+(:func:`weighted_logprob_loss`, below), as in the lecture's §11 unified view
+
+.. math:: \nabla_\theta J \approx \sum_t w_t\, \nabla_\theta \log \pi_\theta(a_t \mid h_t),
+
+and differ only in the weight ``w`` (:func:`pg_weights`):
+
+============  =========================================
+method        w of an episode with reward R
+============  =========================================
+SFT           1 on the demonstrations
+``rest``      1 if R = 1 else 0 (keep the successes)
+``reinforce`` R
+``baseline``  R − b, b a constant or a running mean of R
+``grpo``      (R − mean_G R) / (std_G R + ε)
+``dr_grpo``   R − mean_G R
+============  =========================================
+
+Optimiser: plain gradient descent on the logit table θ. Every trainer takes ``seed=`` and
+returns ``(theta, history)``; ``history`` is a dict of numpy arrays.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import numsearch as ns
+from . import rl
+from ._check_args import as_array
+from .prob import log_softmax
+
+__all__ = ["LOSS_TYPES", "loss_coefficients", "weighted_logprob_loss", "SFTConfig", "ReSTConfig",
+           "PGConfig", "METHODS", "pg_weights", "demonstrations", "train_sft", "train_rest", "train_pg"]
+
+ALL_TARGETS = tuple(range(1, ns.N + 1))
+
+
+# ------------------------------------------------------ the one weighted log-prob loss
+LOSS_TYPES = ("sum", "grpo", "dapo", "dr_grpo")
+
+
+def loss_coefficients(mask, loss_type="sum"):
+    r"""Per-action normaliser c_it (n, T) of the loss, zero where ``mask`` is 0:
+
+    ``"sum"`` 1/n (REINFORCE: sum over an episode, mean over episodes);
+    ``"grpo"`` 1/(n·|y_i|) (mean over each episode's actions — length normalisation);
+    ``"dapo"`` 1/Σm (mean over all actions);  ``"dr_grpo"`` 1/(n·T) (a constant).
+    Same conventions as :func:`toy.rl.aggregate_loss`.
+    """
+    m = np.asarray(mask, dtype=float)                               # (n, T)
+    n = m.shape[0]
+    if loss_type == "sum":
+        return m / n
+    if loss_type == "grpo":
+        return m / (n * np.maximum(m.sum(axis=1, keepdims=True), 1))
+    if loss_type == "dapo":
+        return m / max(m.sum(), 1)
+    if loss_type == "dr_grpo":
+        return m / (n * ns.T)
+    raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+
+
+def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
+    r"""The §11 unified loss and its exact gradient:
+
+    .. math:: L(\theta) = -\sum_{i,t} c_{it}\, m_{it}\, w_{it} \log \pi_\theta(a_{it} \mid h_{it}),
+              \qquad \frac{\partial L}{\partial \theta_{s}} = \sum_{i,t:\, s_{it}=s} c_{it} w_{it}\,\big(\pi_\theta(\cdot \mid s) - e_{a_{it}}\big)
+
+    (softmax gradient: ∇ log π(a|s) = one-hot(a) − π(·|s)). ``w`` is (n,) per episode or
+    (n, T) per action: 1 for SFT/ReST, R for REINFORCE, R − b with a baseline, Â for GRPO.
+    ``c`` from :func:`loss_coefficients`. Returns ``(loss, grad)``, grad of shape (S, A),
+    nonzero only in visited states; gradient *descent* on L is ascent on the weighted
+    log-likelihood.
+    """
+    theta = ns._check_theta(theta)
+    w = as_array(w, "w")
+    if w.shape == (len(traj),):
+        w = np.broadcast_to(w[:, None], traj.mask.shape)
+    if w.shape != traj.mask.shape:
+        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
+    cw = loss_coefficients(traj.mask, loss_type) * w                # (n, T), 0 on padding
+    m = traj.mask
+    s, a, cw = traj.states[m], traj.guesses[m] - 1, cw[m]           # (K,) the policy's actions
+    rows, k = np.unique(s, return_inverse=True)                     # visited states; s = rows[k]
+    logp = log_softmax(theta[rows])                                 # (R, A)
+    loss = -float(np.sum(cw * logp[k, a]))
+    per_state = np.bincount(k, weights=cw, minlength=len(rows))     # Σ c·w per visited state
+    onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
+    grad = np.zeros((ns.S, ns.A))
+    grad[rows] = per_state[:, None] * np.exp(logp) - onehots        # Σ c·w (π − one-hot)
+    return loss, grad
+
+
+def demonstrations(policy=None, targets=ALL_TARGETS):
+    """One episode of a deterministic ``policy`` (default: binary search) per target."""
+    pi = ns.binary_search_policy() if policy is None else policy
+    return ns.rollout(pi, np.asarray(targets), np.random.default_rng(0))
+
+
+def _evaluate(theta, hist, step, targets=ALL_TARGETS):
+    """Record the exact success rate J of the sampled policy, averaged over ``targets``."""
+    hist["eval_step"].append(step)
+    per_target = ns.exact_J(ns.policy_probs(theta), per_target=True)
+    hist["J"].append(float(per_target[np.asarray(targets) - 1].mean()))
+
+
+def _as_arrays(hist):
+    return {k: np.asarray(v) for k, v in hist.items()}
+
+
+# ------------------------------------------------------------------------------- SFT
+@dataclass
+class SFTConfig:
+    steps: int = 100        # full-batch gradient steps on the demonstrations
+    lr: float = 2.0         # learning rate of gradient descent on the logits
+    eval_every: int = 10    # compute the exact success rate J every this many steps
+
+
+def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
+    r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
+    (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1.
+    ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
+    theta = np.array(theta0, dtype=float)
+    hist = {"loss": [], "eval_step": [], "J": []}
+    w = np.ones(len(demos))
+    for step in range(cfg.steps):
+        if step % cfg.eval_every == 0:
+            _evaluate(theta, hist, step)
+        loss, grad = weighted_logprob_loss(theta, demos, w)
+        theta -= cfg.lr * grad
+        hist["loss"].append(loss)
+    _evaluate(theta, hist, cfg.steps)
+    return theta, _as_arrays(hist)
+
+
+# ------------------------------------------------------------------------------ ReST
+@dataclass
+class ReSTConfig:
+    rounds: int = 10                  # grow → improve → repeat iterations
+    samples: int = 128                # episodes sampled from the current policy per round (grow)
+    sft_steps: int = 30               # gradient steps on the kept data per round (improve)
+    lr: float = 10.0                  # learning rate of the SFT steps
+    accumulate: bool = False          # keep the successes of earlier rounds in the dataset
+    targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
+    eval_targets: tuple = None        # hidden numbers the exact J averages over (None → targets)
+
+
+def train_rest(theta0, cfg=ReSTConfig(), seed=0):
+    r"""ReST / expert iteration. Each round: sample ``cfg.samples`` episodes (grow), keep those
+    with R = 1, SFT on the kept data (improve):
+    :math:`L = -\sum_{\tau: R(\tau)=1}\sum_t \log \pi_\theta(a_t \mid h_t)` (mean over kept episodes).
+
+    History per round: ``success`` (sampled), ``kept`` (successes this round), ``dataset``
+    (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
+    after the last.
+    """
+    rng = np.random.default_rng(seed)
+    theta = np.array(theta0, dtype=float)
+    hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
+    data = []
+    for r in range(cfg.rounds):
+        _evaluate(theta, hist, r, cfg.eval_targets or cfg.targets)
+        targets = rng.choice(cfg.targets, size=cfg.samples)
+        traj = ns.rollout(ns.policy_probs(theta), targets, rng)          # grow
+        keep = traj.reward == 1                                          # filter
+        data = (data + [traj.select(keep)]) if cfg.accumulate else [traj.select(keep)]
+        dataset = ns.Trajectories.concat(data)
+        if len(dataset):                                                 # improve (SFT on kept)
+            for _ in range(cfg.sft_steps):
+                _, grad = weighted_logprob_loss(theta, dataset, np.ones(len(dataset)))
+                theta -= cfg.lr * grad
+        hist["success"].append(traj.reward.mean())
+        hist["kept"].append(int(keep.sum()))
+        hist["dataset"].append(len(dataset))
+    _evaluate(theta, hist, cfg.rounds, cfg.eval_targets or cfg.targets)
+    return theta, _as_arrays(hist)
+
+
+# ------------------------------------------------------------------- policy gradient
+METHODS = ("rest", "reinforce", "baseline", "grpo", "dr_grpo")
+DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "grpo", "dr_grpo": "dr_grpo"}
+
+
+def pg_weights(rewards, method, b=0.0):
+    """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
+    if method == "rest":
+        return (rewards == 1).astype(float)          # keep successes, drop failures
+    if method == "reinforce":
+        return rewards                               # w = R(τ)
+    if method == "baseline":
+        return rewards - b                           # w = R(τ) − b
+    if method == "grpo":
+        return rl.grpo_advantages(rewards)           # (R − R̄) / (σ_R + ε), per group
+    if method == "dr_grpo":
+        return rl.dr_grpo_advantages(rewards)        # R − R̄, per group
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+@dataclass
+class PGConfig:
+    method: str = "grpo"              # one of METHODS: the weight w of the unified loss
+    steps: int = 200                  # updates (one fresh on-policy batch each)
+    prompts: int = 8                  # B: targets per batch
+    G: int = 8                        # samples per target (group size); batch = B·G episodes
+    lr: float = 10.0                  # learning rate of gradient descent on the logits
+    loss_type: str | None = None      # normaliser (loss_coefficients); None → DEFAULT_LOSS[method]
+    baseline: float = 0.0             # initial b for method "baseline"
+    decay: float = 0.9                # running mean b ← decay·b + (1 − decay)·mean R (1.0 keeps b constant)
+    targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
+    eval_every: int = 20              # compute the exact J every this many steps
+
+
+def train_pg(theta0, cfg=PGConfig(), seed=0):
+    r"""On-policy training with the unified loss: each step samples B targets × G episodes
+    from π_θ, sets w = :func:`pg_weights` and takes one gradient step on
+    :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
+
+    History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
+    whose G rewards are all equal), ``baseline`` (b used); ``J`` exact (over ``cfg.targets``)
+    every ``eval_every`` steps.
+    """
+    if cfg.method not in METHODS:
+        raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
+    if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
+        raise ValueError(f"cfg.G must be >= 2 for group methods (>= 1 otherwise), got G={cfg.G}")
+    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.method]
+    rng = np.random.default_rng(seed)
+    theta = np.array(theta0, dtype=float)
+    b = cfg.baseline
+    hist = {"success": [], "degenerate": [], "baseline": [], "eval_step": [], "J": []}
+    for step in range(cfg.steps):
+        if step % cfg.eval_every == 0:
+            _evaluate(theta, hist, step, cfg.targets)
+        targets = np.repeat(rng.choice(cfg.targets, size=cfg.prompts), cfg.G)     # (B·G,)
+        traj = ns.rollout(ns.policy_probs(theta), targets, rng)                   # one rollout
+        R = traj.reward.reshape(cfg.prompts, cfg.G)                               # (B, G)
+        w = pg_weights(R, cfg.method, b)                                          # (B, G)
+        _, grad = weighted_logprob_loss(theta, traj, w.ravel(), loss_type)     # one loss
+        theta -= cfg.lr * grad
+        hist["success"].append(R.mean())
+        hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
+        hist["baseline"].append(b)
+        b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
+    _evaluate(theta, hist, cfg.steps, cfg.targets)
+    return theta, _as_arrays(hist)
