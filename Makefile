@@ -38,13 +38,16 @@ test: unit nbval book
 
 student: $(STAMP)
 	rm -rf _build/student
-	$(PY) scripts/student_edition.py notebooks _build/student/notebooks
+	mkdir -p _build/student/src
+	cp -r book _toc.yml _build/student/src/
+	$(PY) scripts/student_edition.py notebooks _build/student/src/notebooks
 	sed -e 's/^    hide_solutions: false/    hide_solutions: true/' \
-	    -e 's/^title: "\(.*\)"/title: "\1 (student edition)"/' _config.yml > _build/student_config.yml
-	grep -q "hide_solutions: true" _build/student_config.yml
-	$(JB) build . --builder html -W -n --keep-going --path-output _build/student \
-	  --config _build/student_config.yml
-	@echo "student edition: notebooks in _build/student/notebooks, HTML in _build/student/_build/html"
+	    -e 's/^  execute_notebooks: cache .*/  execute_notebooks: "off"/' \
+	    -e 's/^title: "\(.*\)"/title: "\1 (student edition)"/' _config.yml > _build/student/src/_config.yml
+	grep -q 'hide_solutions: true' _build/student/src/_config.yml
+	grep -q 'execute_notebooks: "off"' _build/student/src/_config.yml
+	$(JB) build _build/student/src --builder html -W -n --keep-going --path-output _build/student
+	@echo "student edition: notebooks to hand out in _build/student/src/notebooks, HTML in _build/student/_build/html"
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py

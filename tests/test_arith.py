@@ -1,0 +1,249 @@
+"""Tests for toy.arith: the arithmetic world and the trainable toy model.
+
+References are independent of the vectorised code: hand-worked long arithmetic, products of
+per-step probabilities, naive loops, and finite differences.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from toy import arith as A
+from toy import metrics
+
+
+@pytest.fixture(scope="module")
+def data():
+    return A.make_dataset()
+
+
+# --- calibration -------------------------------------------------------------------------
+
+def test_calibration_four_probabilities():
+    p = A.Model().p_correct()
+    assert np.round(p[[A.ADD_NC, A.MUL1, A.MUL2, A.MUL2_BIG]], 3).tolist() == [0.821, 0.506, 0.186, 0.102]
+
+
+def test_bug_beats_correct_in_the_two_hard_contexts_only():
+    probs = A.Model().probs()
+    assert probs[A.MUL2, A.BUG] > probs[A.MUL2, A.CORRECT]
+    assert probs[A.MUL2_BIG, A.BUG] > probs[A.MUL2_BIG, A.CORRECT]
+    assert np.all(probs[:A.MUL2, A.CORRECT] > probs[:A.MUL2, A.BUG])
+    np.testing.assert_allclose(probs.sum(1), 1.0)
+
+
+def test_test_pass1_about_one_tenth(data):
+    _, test = data
+    p = A.pass1_exact(A.Model(), test)
+    assert 0.07 < p < 0.13
+    # and by sampling: mean reward of 400 samples per test problem
+    r = A.verify(A.sample(A.Model(), test, 400, np.random.default_rng(1)), test)
+    assert abs(r.mean() - p) < 4 * np.sqrt(p * (1 - p) / r.size)
+
+
+def test_temperature_scales_logits():
+    m = A.Model()
+    z = m.logits() / 0.5
+    expected = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    np.testing.assert_allclose(m.probs(temperature=0.5), expected)
+
+
+# --- the world ---------------------------------------------------------------------------
+
+def test_problems_shape_and_answers(data):
+    train, test = data
+    assert len(train) == 300 and len(test) == 200
+    assert train.n_steps.min() >= 2 and train.n_steps.max() <= 12
+    for i in range(20):                                  # naive left-to-right evaluation
+        v = int(train.start[i])
+        for t in range(train.n_steps[i]):
+            v = v * int(train.operand[i, t]) if train.is_mul[i, t] else v + int(train.operand[i, t])
+        assert v == train.answer[i]
+        assert eval(train.text(i).replace("= ?", "").replace("×", "*").split("+")[0]) is not None
+
+
+def test_contexts_match_their_definition(data):
+    train, _ = data
+    for i in range(100):
+        v = int(train.start[i])
+        for t in range(train.n_steps[i]):
+            c, x = train.context[i, t], int(train.operand[i, t])
+            col = [(v // 10**k) % 10 + (x // 10**k) % 10 for k in range(8)]
+            if c == A.ADD_NC:
+                assert max(col) < 10
+            elif c == A.ADD_C:
+                assert max(col) >= 10
+            elif c == A.MUL1:
+                assert 2 <= x <= 9
+            elif c == A.MUL2:
+                assert 11 <= x <= 99 and v < 100
+            else:
+                assert 11 <= x <= 99 and 100 <= v < 1000
+            v = v * x if train.is_mul[i, t] else v + x
+    counts = np.bincount(train.context[train.context >= 0], minlength=5)
+    assert np.all(counts > 50)                           # every context is well represented
+
+
+def test_same_seed_same_problems():
+    a, b = A.make_problems(10, seed=3), A.make_problems(10, seed=3)
+    np.testing.assert_array_equal(a.operand, b.operand)
+    assert not np.array_equal(a.operand, A.make_problems(10, seed=4).operand)
+
+
+@pytest.mark.parametrize("v, x, is_mul, right, bug", [
+    (47, 38, False, 85, 75),          # 7+8 = 15 → the carry is dropped: 75
+    (12, 13, False, 25, 35),          # no carry: a phantom carry, +10
+    (47, 6, True, 282, 42),           # 7·6 = 42 → 2, 4·6 = 24 → 4: "42"
+    (123, 45, True, 5535, 5325),      # partials without carries: 505 + 4820
+])
+def test_methods_by_hand(v, x, is_mul, right, bug):
+    assert A.apply_method(np.int64(v), x, is_mul, A.CORRECT, 3) == right
+    assert A.apply_method(np.int64(v), x, is_mul, A.BUG, 3) == bug
+    assert A.apply_method(np.int64(v), x, is_mul, A.SLIP, 3) == right + 3
+    assert A.apply_method(np.int64(v), x, is_mul, A.SLIP, -3) == right - 3
+
+
+def test_bug_keeps_units_digit_and_is_always_wrong():
+    rng = np.random.default_rng(0)
+    v = rng.integers(1, 10**5, size=2000)
+    x = rng.integers(2, 100, size=2000)
+    is_mul = rng.random(2000) < 0.5
+    right = A.apply_method(v, x, is_mul, A.CORRECT, 1)
+    bug = A.apply_method(v, x, is_mul, A.BUG, 1)
+    assert np.all(bug != right)
+    assert np.all(bug % 10 == right % 10)
+    slip = A.apply_method(v, x, is_mul, A.SLIP, rng.integers(1, 10, 2000))
+    assert np.all(slip % 10 != right % 10)
+
+
+# --- sampling against exact enumeration --------------------------------------------------
+
+def test_sampling_matches_enumeration_on_short_problems():
+    probs = A.make_problems(6, seed=5, min_steps=2, max_steps=3)
+    model = A.Model(delta=np.random.default_rng(0).normal(size=(5, 3)))
+    n = 20000
+    s = A.sample(model, probs, n, np.random.default_rng(2))
+    pi = model.probs()
+    for i in range(len(probs)):
+        ctx = probs.context[i, :probs.n_steps[i]]
+        # P(whole problem correct) = product of per-step P(correct)
+        p_exact = np.prod(pi[ctx, A.CORRECT])
+        got = (s.answer[i] == probs.answer[i]).mean()
+        assert abs(got - p_exact) < 4 * np.sqrt(p_exact * (1 - p_exact) / n) + 1e-3
+        # every method sequence: frequency vs product of probabilities (enumerated)
+        seqs = s.method[i, :, :len(ctx)]
+        for combo in itertools.product(range(3), repeat=len(ctx)):
+            p = np.prod(pi[ctx, list(combo)])
+            f = np.all(seqs == combo, axis=1).mean()
+            assert abs(f - p) < 4 * np.sqrt(p * (1 - p) / n) + 1e-3
+
+
+def test_logp_is_exact():
+    probs = A.make_problems(5, seed=1)
+    model = A.Model(delta=np.random.default_rng(1).normal(size=(5, 3)))
+    s = A.sample(model, probs, 4, np.random.default_rng(0), temperature=0.7)
+    pi = model.probs(0.7)
+    for i in range(5):
+        for j in range(4):
+            L = probs.n_steps[i]
+            naive = sum(np.log(pi[probs.context[i, t], s.method[i, j, t]]) for t in range(L))
+            assert np.isclose(s.seq_logp[i, j], naive)
+            assert np.all(s.method[i, j, L:] == -1)
+
+
+def test_hint_raises_correct_logit_only():
+    m = A.Model()
+    np.testing.assert_allclose(m.logits(hint=1.5) - m.logits(), np.tile([1.5, 0, 0], (5, 1)))
+
+
+def test_verifiers():
+    probs = A.make_problems(30, seed=2)
+    rng = np.random.default_rng(0)
+    only_bug = A.Model(delta=np.tile([0.0, 50.0, 0.0], (5, 1)))     # always the bug
+    s = A.sample(only_bug, probs, 3, rng)
+    assert A.verify(s, probs, "exact").sum() == 0
+    assert A.verify(s, probs, "units").min() == 1                  # the bug keeps the units digit
+    only_right = A.Model(delta=np.tile([50.0, 0.0, 0.0], (5, 1)))
+    assert A.verify(A.sample(only_right, probs, 3, rng), probs).min() == 1
+
+
+# --- the gradient ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("T", [1.0, 0.6])
+def test_add_grad_matches_finite_differences(T):
+    rng = np.random.default_rng(0)
+    model = A.Model(delta=rng.normal(size=(5, 3)))
+    ctx = rng.integers(-1, 5, size=(7, 4))
+    meth = rng.integers(0, 3, size=(7, 4))
+    w = rng.normal(size=(7, 1))
+
+    def f(delta):
+        lp = A.Model(delta=delta).log_probs(T)
+        return sum(w[i, 0] * lp[ctx[i, t], meth[i, t]] for i in range(7) for t in range(4) if ctx[i, t] >= 0)
+
+    grad = model.add_grad(np.zeros((5, 3)), ctx, meth, w, temperature=T)
+    fd = np.zeros((5, 3))
+    for c, k in np.ndindex(5, 3):
+        e = np.zeros((5, 3))
+        e[c, k] = 1e-6
+        fd[c, k] = (f(model.delta + e) - f(model.delta - e)) / 2e-6
+    np.testing.assert_allclose(grad, fd, atol=1e-6)
+
+
+def test_add_grad_one_step_by_hand():
+    m = A.Model()
+    g = m.add_grad(np.zeros((5, 3)), [A.MUL2], [A.CORRECT], 1.0)
+    np.testing.assert_allclose(g[A.MUL2], np.array([1, 0, 0]) - A.P_START[A.MUL2])
+    assert np.all(g[[0, 1, 2, 4]] == 0)
+
+
+# --- metrics -----------------------------------------------------------------------------
+
+def test_pass_at_k_and_entropy(data):
+    _, test = data
+    rng = np.random.default_rng(0)
+    m = A.Model()
+    p1 = A.pass_at_k_sampled(m, test, 1, 16, rng)
+    p16 = A.pass_at_k_sampled(m, test, 16, 16, rng)
+    assert abs(p1 - A.pass1_exact(m, test)) < 0.03 and p16 > p1
+    h = A.step_entropy(m)
+    np.testing.assert_allclose(h, metrics.entropy(A.P_START))
+    assert 0 <= A.maj_at_k_sampled(m, test, 5, rng) <= 1
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: A.Model().probs(temperature=0), "temperature"),
+    (lambda: A.Model().logits(hint=-1), "hint"),
+    (lambda: A.Model(delta=np.zeros((5, 2))), "delta"),
+    (lambda: A.make_problems(0, seed=0), "n"),
+    (lambda: A.make_problems(5, seed=0, min_steps=3, max_steps=2), "min_steps"),
+    (lambda: A.sample(A.Model(), A.make_problems(2, 0), 0, np.random.default_rng(0)), "n"),
+    (lambda: A.verify(None, A.make_problems(2, 0), "approx"), "verifier"),
+])
+def test_bad_input_raises_value_error(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_trace_by_hand():
+    probs = A.make_problems(1, seed=0, min_steps=2, max_steps=2)
+    rows = A.trace(probs, 0, [A.CORRECT, A.SLIP], slip=2)
+    v0, (x0, x1) = int(probs.start[0]), probs.operand[0, :2]
+    first = v0 * x0 if probs.is_mul[0, 0] else v0 + x0
+    second = first * x1 if probs.is_mul[0, 1] else first + x1
+    assert rows[0]["value"] == rows[0]["correct value"] == first
+    assert rows[1]["correct value"] == second == probs.answer[0]
+    assert rows[1]["value"] == second + 2
+    with pytest.raises(ValueError, match="methods"):
+        A.trace(probs, 0, [0, 0, 0])
+
+
+def test_p_solve_is_the_product_of_per_step_probabilities(data):
+    _, test = data
+    model = A.Model(delta=np.random.default_rng(3).normal(size=(5, 3)))
+    pc = model.probs()[:, A.CORRECT]
+    naive = [np.prod([pc[test.context[i, t]] for t in range(test.n_steps[i])]) for i in range(len(test))]
+    np.testing.assert_allclose(A.p_solve(model, test), naive)
+    assert np.isclose(A.pass1_exact(model, test), np.mean(naive))
