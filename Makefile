@@ -10,7 +10,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 .PHONY: help setup book test unit nbval student bench clean
 
 help:
-	@echo "make book     build the HTML book into _build/html (executes what changed; warnings are errors)"
+	@echo "make book     build the HTML book into _build/html (executes never-run notebooks; warnings are errors)"
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
@@ -25,6 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 book: $(STAMP)
+	$(PY) scripts/execute_needed.py
 	$(JB) build . --builder html -W -n --keep-going
 	@echo "book: _build/html/index.html"
 
@@ -42,7 +43,6 @@ student: $(STAMP)
 	cp -r book _toc.yml _build/student/src/
 	$(PY) scripts/student_edition.py notebooks _build/student/src/notebooks
 	sed -e 's/^    hide_solutions: false/    hide_solutions: true/' \
-	    -e 's/^  execute_notebooks: cache .*/  execute_notebooks: "off"/' \
 	    -e 's/^title: "\(.*\)"/title: "\1 (student edition)"/' _config.yml > _build/student/src/_config.yml
 	grep -q 'hide_solutions: true' _build/student/src/_config.yml
 	grep -q 'execute_notebooks: "off"' _build/student/src/_config.yml

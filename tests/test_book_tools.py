@@ -101,3 +101,15 @@ def test_student_edition_removes_solutions_only():
     assert removed == 4
     assert [c["source"] for c in out["cells"]] == [
         "```{exercise} Q\n:label: e\n```", "def f(): return None", "check.f(f)"]
+
+
+def test_execute_needed_detects_unexecuted_and_error_notebooks():
+    import nbformat
+    import execute_needed
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("")]
+    assert execute_needed.needs_execution(nb)          # a code cell never run
+    nb.cells[0].execution_count = 1
+    assert not execute_needed.needs_execution(nb)      # empty cells do not count
+    nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
+    assert execute_needed.error_outputs(nb) == [0]
