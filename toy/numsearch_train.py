@@ -244,3 +244,73 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
         b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
     return theta, _as_arrays(hist)
+
+
+# -------------------------------------------------------- §6: the REINFORCE estimate
+__all__ += ["reinforce_estimate"]
+
+
+def reinforce_estimate(theta, traj, w=None):
+    r"""The REINFORCE (score-function) estimate of ∇_θ J from a batch of n sampled episodes:
+
+    .. math:: \hat g = \frac1n \sum_{i=1}^n w_i \sum_{t:\, m_{it}=1} \nabla_\theta \log \pi_\theta(a_{it} \mid h_{it}),
+              \qquad w_i = R(\tau_i) \text{ by default}
+
+    — minus the gradient of the unified loss with ``loss_type="sum"``, so gradient *ascent*
+    along ĝ is descent on the loss. Unbiased for ∇J when the targets are uniform on 1..16 and
+    the episodes are sampled from π_θ. Returns an (S, A) array.
+    """
+    w = traj.reward if w is None else w
+    _, grad = weighted_logprob_loss(theta, traj, w, "sum")
+    return -grad
+
+
+# ------------------------------------------------ §9–§10: what a group of G samples gives
+__all__ += ["degenerate_probability", "group_update_size"]
+
+
+def degenerate_probability(p, G):
+    r"""Probability that a group of G 0/1 rewards, each a success with probability ``p``, is
+    degenerate (all equal, so every group-relative advantage is 0):
+
+    .. math:: P(\text{degenerate}) = p^G + (1 - p)^G
+
+    ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape.
+    """
+    p = as_array(p, "p")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    if int(G) != G or G < 1:
+        raise ValueError(f"G must be a positive integer, got {G}")
+    return p ** G + (1 - p) ** G
+
+
+def group_update_size(p, G, method="grpo"):
+    r"""Expected size of one group's update on an instance with success rate ``p``, exactly.
+
+    Model the instance as the two-armed bandit of §8 (one logit θ, success with p = σ(θ),
+    score g = 1 − p on a success, −p on a failure). A group with k successes gets the update
+    :math:`\frac1G\sum_j \hat A_j g_j`, where Â is :func:`pg_weights` of its rewards; this
+    averages that over k ~ Binomial(G, p). With q = k/G the update is q(1 − q) for ``"dr_grpo"``
+    and q(1 − q)/σ_q = √(q(1 − q)) for ``"grpo"`` (σ_q the group std): so the expected step is
+    ≈ p(1 − p)·(1 − 1/G) without the division and ≈ √(p(1 − p)) with it.
+    ``p``: scalar or array; returns the same shape.
+    """
+    from math import comb
+    if method not in ("grpo", "dr_grpo"):
+        raise ValueError(f"method must be 'grpo' or 'dr_grpo', got {method!r}")
+    if int(G) != G or G < 2:
+        raise ValueError(f"G must be an integer >= 2, got {G}")
+    p = as_array(p, "p")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    G = int(G)
+    out = np.zeros_like(p)
+    for k in range(G + 1):
+        R = np.r_[np.ones(k), np.zeros(G - k)]                       # (G,) k successes
+        adv = pg_weights(R[None], method)[0]                         # (G,) the method's Â
+        succ = np.mean(adv * R)                                      # Σ_j Â_j·[R_j = 1] / G
+        fail = np.mean(adv * (1 - R))                                # Σ_j Â_j·[R_j = 0] / G
+        update = succ * (1 - p) - fail * p                           # (1/G) Σ_j Â_j g_j
+        out = out + comb(G, k) * p ** k * (1 - p) ** (G - k) * update
+    return out
