@@ -247,3 +247,20 @@ def test_p_solve_is_the_product_of_per_step_probabilities(data):
     naive = [np.prod([pc[test.context[i, t]] for t in range(test.n_steps[i])]) for i in range(len(test))]
     np.testing.assert_allclose(A.p_solve(model, test), naive)
     assert np.isclose(A.pass1_exact(model, test), np.mean(naive))
+
+
+def test_apply_method_matches_computing_every_method_everywhere():
+    """apply_method computes the carry bug only where it is chosen; compare with the plain
+    formula that computes all three methods for every entry and selects."""
+    rng = np.random.default_rng(5)
+    v = rng.integers(0, 10**6, size=(50, 40))
+    operand = rng.integers(1, 100, size=(50, 1))
+    is_mul = rng.random((50, 1)) < 0.5
+    method = rng.integers(0, 3, size=(50, 40))
+    slip = rng.integers(-9, 10, size=(50, 40))
+    right = np.where(is_mul, v * operand, v + operand)
+    naive_bug = np.array([[A._carry_bug(v[i, j], operand[i, 0], is_mul[i, 0]) for j in range(40)]
+                          for i in range(50)])
+    slipped = np.where(right + slip >= 0, right + slip, right + np.abs(slip))
+    expected = np.select([method == A.CORRECT, method == A.BUG], [right, naive_bug], slipped)
+    np.testing.assert_array_equal(A.apply_method(v, operand, is_mul, method, slip), expected)

@@ -252,6 +252,13 @@ def _nocarry_mul(a, m):
     return out
 
 
+def _carry_bug(v, operand, is_mul):
+    """The systematic bug: drop every carry; where there is none, write a phantom carry (+10)."""
+    right = np.where(is_mul, v * operand, v + operand)
+    dropped = np.where(is_mul, _nocarry_mul(v, operand), _nocarry_add(v, operand))
+    return np.where(dropped == right, right + 10, dropped)
+
+
 def apply_method(v, operand, is_mul, method, slip):
     """One step on running values ``v`` with the chosen ``method`` (all arrays broadcast).
 
@@ -259,11 +266,13 @@ def apply_method(v, operand, is_mul, method, slip):
     phantom carry +10).  slip: correct + ``slip`` (a nonzero amount in −9..9; made positive
     if the result would go negative).
     """
+    v, operand, is_mul, method, slip = np.broadcast_arrays(v, operand, is_mul, method, slip)
     right = np.where(is_mul, v * operand, v + operand)
-    dropped = np.where(is_mul, _nocarry_mul(v, operand), _nocarry_add(v, operand))
-    bug = np.where(dropped == right, right + 10, dropped)
-    slipped = np.where(right + slip >= 0, right + slip, right + np.abs(slip))
-    return np.select([method == CORRECT, method == BUG], [right, bug], slipped)
+    out = np.where(method == SLIP, np.where(right + slip >= 0, right + slip, right + np.abs(slip)), right)
+    bug = method == BUG
+    if bug.any():  # digit-by-digit, so the costly part: only where the bug is used
+        out[bug] = _carry_bug(v[bug], operand[bug], is_mul[bug])
+    return out
 
 
 @dataclass

@@ -1,0 +1,109 @@
+"""Tests for toy.arith_variant: two correct methods, each right on part of the × 2-digit steps."""
+import numpy as np
+import pytest
+
+from toy import arith, metrics
+from toy import arith_variant as V
+
+
+@pytest.fixture(scope="module")
+def data():
+    return arith.make_dataset(seed=0)
+
+
+def test_start_model_is_the_table():
+    m = V.Model()
+    np.testing.assert_allclose(m.probs(), V.P_START)
+    np.testing.assert_allclose(m.p_correct(), V.P_START[:, V.USUAL] + V.P_START[:, V.RARE])
+    assert m.copy() is not m and isinstance(m.copy(), V.Model)
+
+
+def test_tricky_steps_by_hand(data):
+    train, _ = data
+    t = V.tricky_steps(train)
+    two = (train.context == arith.MUL2) | (train.context == arith.MUL2_BIG)
+    for i in range(20):                                   # a naive loop over steps
+        for s in range(train.context.shape[1]):
+            assert t[i, s] == (two[i, s] and train.operand[i, s] >= 80)
+    np.testing.assert_array_equal(V.is_tricky(train), t.any(1))
+    assert 0.05 < V.is_tricky(train).mean() < 0.4
+
+
+def _always(method):
+    """A model that (almost) always uses one method."""
+    delta = np.zeros((5, 4))
+    delta[:, method] = 60.0
+    return V.Model(delta=delta)
+
+
+def test_each_method_solves_its_own_problems(data):
+    train, _ = data
+    tricky = V.is_tricky(train)
+    two = ((train.context == arith.MUL2) | (train.context == arith.MUL2_BIG)).any(1)
+    rng = np.random.default_rng(0)
+    usual, rare = _always(V.USUAL), _always(V.RARE)
+    r_usual = V.verify(V.sample(usual, train, 1, rng), train)[:, 0]
+    r_rare = V.verify(V.sample(rare, train, 1, rng), train)[:, 0]
+    np.testing.assert_array_equal(r_usual, ~tricky)                      # usual: all but the tricky
+    np.testing.assert_array_equal(r_rare[~two], 1)                       # rare: right off × 2 digits
+    np.testing.assert_allclose(V.p_solve(usual, train), ~tricky, atol=1e-12)
+    # rare alone solves a problem iff every × 2-digit step is tricky
+    t = V.tricky_steps(train)
+    only_tricky = ~(((train.context == arith.MUL2) | (train.context == arith.MUL2_BIG)) & ~t).any(1)
+    np.testing.assert_allclose(V.p_solve(rare, train), only_tricky, atol=1e-12)
+
+
+def test_p_solve_matches_sampling(data):
+    _, test = data
+    sub = test.subset(np.arange(30))
+    m = V.Model()
+    r = V.verify(V.sample(m, sub, 4000, np.random.default_rng(1)), sub)   # (30, 4000)
+    # sampling can only add cancellations of two mistakes (e.g. +3 and −3 slips in two additions)
+    p = V.p_solve(m, sub)
+    assert np.all(r.mean(1) > p - 0.03)
+    assert abs(r.mean() - p.mean()) < 0.01
+    assert V.pass1_exact(m, sub) == pytest.approx(V.p_solve(m, sub).mean())
+
+
+def test_rl_sharpens_and_loses_the_tricky_problems(data):
+    train, test = data
+    h = V.train(train, test, n_batches=60, seed=0)
+    h2 = V.train(train, test, n_batches=60, seed=0)
+    np.testing.assert_array_equal(h["pass1"], h2["pass1"])              # reproducible
+    assert h["pass1"].shape == (61,) and h["probs"].shape == (61, 5, 4)
+    assert h["pass1"][-1] > h["pass1"][0] + 0.5                          # RL wins at k = 1
+    p_rare = h["probs"][-1][[arith.MUL2, arith.MUL2_BIG], V.RARE]
+    assert np.all(p_rare < 0.2 * V.P_START[[arith.MUL2, arith.MUL2_BIG], V.RARE])   # rare method dropped
+    tricky = V.is_tricky(test)
+    base, rl = V.p_solve(V.Model(), test)[tricky], V.p_solve(h["model"], test)[tricky]
+    k = 256
+    assert np.mean(1 - (1 - base) ** k) > np.mean(1 - (1 - rl) ** k) + 0.2   # base wins at large k
+
+
+def test_bad_input(data):
+    train, test = data
+    with pytest.raises(ValueError, match="n must"):
+        V.sample(V.Model(), train, 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="G must"):
+        V.train(train, test, G=1)
+    with pytest.raises(ValueError, match="lr must"):
+        V.train(train, test, lr=0)
+
+
+def test_dynamic_sampling_checker(capsys):
+    """The §5 exercise checker (toy.check.dynamic_sampling_groups) accepts the closed form and
+    explains the usual mistakes."""
+    from toy import check
+
+    def right(p, G, n):
+        p = np.asarray(p, dtype=float)
+        return n / (1 - np.mean(p ** G + (1 - p) ** G))
+
+    check.dynamic_sampling_groups(right)
+    assert capsys.readouterr().out.startswith("✓")
+    check.dynamic_sampling_groups(lambda p, G, n: n / (1 - np.mean(np.asarray(p, float)) ** G))
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "hint" in out
+    check.dynamic_sampling_groups(lambda p, G, n: None)
+    assert "None" in capsys.readouterr().out
+    assert right(0.9, 8, 16) == pytest.approx(28.1, abs=0.05)           # the lecture's exercise 5

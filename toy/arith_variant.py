@@ -1,0 +1,157 @@
+r"""A variant of Part II's world with **two correct methods** per step (§6, beyond the seed).
+
+The lecture's toy has one correct method per step, so RL can only move probability *towards*
+the one right way, and the RL model's pass@k beats the original model's at every k. Real
+problems often have several correct routes, and a route the model rarely takes may be the only
+one that works on some problems. This module adds exactly that to :mod:`toy.arith`:
+
+- methods ``usual`` (the common correct method), ``rare`` (a second correct method the
+  pretrained model seldom uses), ``bug`` and ``slip`` (as in :mod:`toy.arith`);
+- outside the two "× 2 digits" contexts both are right. In a "× 2 digits" step they split by
+  the multiplier m: ``usual`` (the column method) is right for m < ``TRICKY_FROM`` = 80 and makes
+  the carry error for m ≥ 80; ``rare`` (round up and subtract, v·m = 100·v − (100 − m)·v) is
+  right only for m ≥ 80 and makes the carry error otherwise. A problem with a step m ≥ 80 is
+  *tricky*: only the rare method solves it.
+
+The model is the same softmax over shared per-context offsets Δ (5 contexts × 4 methods), and
+:func:`train` is GRPO with one update per batch (as ``arith_train.reinforce(..., "grpo")``).
+Shapes: P problems, n samples, L steps, C = 5 contexts, K = 4 methods.
+"""
+import numpy as np
+
+from . import arith, rl
+from .arith import MUL2, MUL2_BIG
+from .prob import sample_categorical
+
+__all__ = ["METHODS", "USUAL", "RARE", "BUG", "SLIP", "TRICKY_FROM", "P_START", "Model",
+           "tricky_steps", "is_tricky", "sample", "verify", "p_solve", "pass1_exact", "train"]
+
+METHODS = ("usual", "rare", "bug", "slip")
+USUAL, RARE, BUG, SLIP = range(4)
+TRICKY_FROM = 80   # × 2 digits: usual is right for m < 80, rare for m ≥ 80
+
+# The pretrained model: P(correct) split into a usual and a rare method.
+P_START = np.array([
+    [0.760, 0.060, 0.090, 0.090],   # add, no carry
+    [0.740, 0.060, 0.130, 0.070],   # add, carry
+    [0.500, 0.060, 0.260, 0.180],   # × 1 digit
+    [0.380, 0.080, 0.350, 0.190],   # × 2 digits
+    [0.300, 0.080, 0.400, 0.220],   # × 2 digits, multiplicand ≥ 100
+])
+BASE_LOGITS = np.log(P_START) - np.log(P_START[:, :1])
+
+
+class Model(arith.Model):
+    r"""π(· | c) = softmax((base_logits[c] + delta[c]) / T) over the four methods."""
+
+    def __init__(self, base_logits=BASE_LOGITS, delta=None):
+        super().__init__(base_logits, delta)
+
+    def copy(self):
+        return Model(self.base_logits, self.delta)
+
+    def logits(self, hint=0.0):
+        return self.base_logits + self.delta
+
+    def p_correct(self, temperature=1.0):
+        """(C,) probability of *a* correct method (usual + rare) in each context."""
+        p = self.probs(temperature)
+        return p[:, USUAL] + p[:, RARE]
+
+
+def _two_digit(problems):
+    return (problems.context == MUL2) | (problems.context == MUL2_BIG)
+
+
+def tricky_steps(problems):
+    """(P, L) True for the steps where only the rare method is right (× 2 digits, multiplier ≥ 80)."""
+    return _two_digit(problems) & (problems.operand >= TRICKY_FROM)
+
+
+def is_tricky(problems):
+    """(P,) True for problems that only the rare method can solve."""
+    return tricky_steps(problems).any(axis=1)
+
+
+def sample(model, problems, n, rng, temperature=1.0):
+    """``n`` solutions per problem, like :func:`toy.arith.sample` with four methods."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n}")
+    n = int(n)
+    P, L = problems.context.shape
+    logp_table = model.log_probs(temperature)                               # (C, K)
+    ctx = np.broadcast_to(problems.context[:, None, :], (P, n, L))
+    real = ctx >= 0
+    probs = np.exp(logp_table)[np.where(real, ctx, 0)]                      # (P, n, L, K)
+    method = np.where(real, sample_categorical(probs, rng), -1)             # (P, n, L)
+    # what each method computes, in toy.arith's codes (the carry error where a method fails)
+    tricky, two = tricky_steps(problems), _two_digit(problems)
+    usual_as = np.where(tricky, arith.BUG, arith.CORRECT)[:, None, :]
+    rare_as = np.where(two & ~tricky, arith.BUG, arith.CORRECT)[:, None, :]
+    as_arith = np.select([method == USUAL, method == RARE, method == BUG],
+                         [usual_as, rare_as, arith.BUG], arith.SLIP)
+    slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
+    v = np.broadcast_to(problems.start[:, None], (P, n)).astype(np.int64)
+    for t in range(L):
+        step = arith.apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
+                      as_arith[:, :, t], slip[:, :, t])
+        v = np.where(real[:, :, t], step, v)
+    logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
+    return arith.Samples(method, np.array(ctx), v, logp)
+
+
+def verify(samples, problems):
+    """(P, n) exact reward: 1 if the final answer is right."""
+    return (samples.answer == problems.answer[:, None]).astype(float)
+
+
+def p_solve(model, problems, temperature=1.0):
+    r"""(P,) P(every step right) = :math:`\prod_t [\pi(\text{usual}) \mathbb 1_{\text{not tricky}} + \pi(\text{rare})]`."""
+    p = model.probs(temperature)                                             # (C, K)
+    ctx = problems.context
+    c = np.where(ctx >= 0, ctx, 0)
+    tricky, two = tricky_steps(problems), _two_digit(problems)
+    right = (np.where(tricky, 0.0, p[c, USUAL])
+             + np.where(two & ~tricky, 0.0, p[c, RARE]))                     # (P, L)
+    return np.prod(np.where(ctx >= 0, right, 1.0), axis=1)
+
+
+def pass1_exact(model, problems, temperature=1.0):
+    """Expected pass@1: the mean of :func:`p_solve`."""
+    return float(p_solve(model, problems, temperature).mean())
+
+
+def train(train_set, test_set, lr=4.0, n_batches=30, groups=16, G=8, seed=0):
+    r"""GRPO, one update per batch of ``groups`` problems × ``G`` samples:
+    :math:`\Delta \leftarrow \Delta + \frac{\eta}{BG}\sum_i A_i \sum_t (\mathrm{onehot}(a_{it}) - \pi_{c_{it}})`.
+
+    Returns a history: ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
+    ``probs`` (n_batches + 1, C, K) and ``model``."""
+    for name, x, lo in (("n_batches", n_batches, 1), ("groups", groups, 1), ("G", G, 2)):
+        if int(x) != x or x < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {x}")
+    if not np.isfinite(lr) or lr <= 0:
+        raise ValueError(f"lr must be a finite number > 0, got {lr}")
+    rng = np.random.default_rng(seed)
+    model = Model()
+    tricky = is_tricky(test_set)
+    h = {"pass1": [], "pass1_tricky": [], "probs": []}
+
+    def log():
+        p = p_solve(model, test_set)
+        h["pass1"].append(p.mean())
+        h["pass1_tricky"].append(p[tricky].mean() if tricky.any() else np.nan)
+        h["probs"].append(model.probs())
+
+    log()
+    for _ in range(n_batches):
+        batch = train_set.subset(rng.choice(len(train_set), size=groups, replace=False))
+        s = sample(model, batch, G, rng)                                     # (B, G, L)
+        A = rl.grpo_advantages(verify(s, batch))                            # (B, G)
+        grad = np.zeros_like(model.delta)
+        model.add_grad(grad, s.context, s.method, A[:, :, None])
+        model.delta += lr * grad / A.size
+        log()
+    out = {k: np.array(v) for k, v in h.items()}
+    out["model"] = model
+    return out
