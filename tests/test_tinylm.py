@@ -1,0 +1,438 @@
+"""Tests of toy.tinylm: the verifier, every layer's backward against finite differences, the
+whole loss's gradient, KV-cache sampling, the loss weights, the disk cache."""
+import numpy as np
+import pytest
+
+from toy import rl
+from toy.tinylm import cache, task
+from toy.tinylm import model as M
+from toy.tinylm import train as T
+from toy.tinylm.evals import evaluate, pass_at_k_curve, thinking_budget
+
+# a tiny model (~2k parameters) keeps finite differences fast; init_std 0.5 makes every path matter
+TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
+
+
+# ----------------------------------------------------------------------------- the task
+def test_verifier_on_hand_made_strings():
+    d = [9, 4, 5, 8, 0, 7, 3, 0, 2, 1]                       # sum 39 → 9
+    assert task.verify("#9$", d) == 1.0
+    assert task.verify("[9386636689]#9$", d) == 1.0         # the lecture's example chain
+    assert task.verify("[0000000000]#9$", d) == 1.0         # only the final digit is rewarded
+    assert task.verify("#9$$$$", d) == 1.0                  # padding after '$' is ignored
+    for wrong in ("#8$", "[9386636689]#8$"):
+        assert task.verify(wrong, d) == 0.0
+    for bad in ("", "9", "#9", "#$", "#99$", "[938663668]#9$", "[93866366899]#9$", "[9386636689#9$",
+                "9386636689]#9$", "[938663668a]#9$", "[9386636689]9$", "=#9$", "$#9$", None, 9):
+        assert task.verify(bad, d) == 0.0, bad
+
+
+def test_parse_and_chain():
+    assert task.parse_answer("[9386636689]#9$") == ("think", 9, "9386636689")
+    assert task.parse_answer("#3$") == ("direct", 3, None)
+    assert task.parse_answer("#3") == ("malformed", None, None)
+    d = np.array([[9, 4, 5, 8, 0, 7, 3, 0, 2, 1]])
+    assert "".join(map(str, task.running_sums(d)[0])) == "9386636689"
+    v = task.verify_batch(["[9386636689]#9$", "[9386636680]#0$", "#9$", "xx"], np.repeat(d, 4, 0))
+    assert v["reward"].tolist() == [1, 0, 1, 0]
+    assert v["chain_ok"].tolist() == [1, 0, 0, 0]
+    assert v["think"].tolist() == [1, 1, 0, 0]
+    assert v["length"].tolist() == [15, 15, 3, 2]
+
+
+def test_verify_tokens_matches_verify_batch():
+    """The vectorised verifier against the string one, on teacher, near-miss and random answers."""
+    rng = np.random.default_rng(0)
+    digits, _ = task.make_prompts(600, rng)
+    good = task.teacher_answers(digits[:200], rng)
+    near = [a[:-1] + "#" if i % 3 == 0 else a.replace("]", "0", 1) if i % 3 == 1 else "[" + a
+            for i, a in enumerate(task.teacher_answers(digits[200:400], rng))]
+    rand = ["".join(rng.choice(list(task.VOCAB), size=rng.integers(1, 17))) for _ in range(200)]
+    answers = good + near + rand
+    L = max(len(a) for a in answers)
+    toks = np.full((600, L), task.EOS)                        # padded with '$' as generate does
+    for i, a in enumerate(answers):
+        toks[i, :len(a)] = task.encode(a)
+    v1 = task.verify_batch([task.decode(t) for t in toks], digits)
+    v2 = task.verify_tokens(toks, digits)
+    for k in v1:
+        np.testing.assert_array_equal(v1[k], v2[k], err_msg=k)
+    assert v1["reward"][:200].mean() > 0.5 and 0 < v1["reward"][200:].mean() < 0.5
+
+
+def test_tokenizer_roundtrip_and_errors():
+    s = "0123456789=[9]#9$"
+    assert task.decode(task.encode(s)) == s
+    with pytest.raises(ValueError, match="s contains"):
+        task.encode("12a")
+    with pytest.raises(ValueError, match="n must"):
+        task.make_prompts(0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="digits"):
+        task.true_answers([[1, 2, 3]])
+
+
+def test_teacher_statistics():
+    rng = np.random.default_rng(0)
+    digits, _ = task.make_prompts(4000, rng)
+    ans = task.teacher_answers(digits, rng)
+    v = task.verify_batch(ans, digits)
+    think = v["think"] > 0
+    assert abs(think.mean() - 0.5) < 0.03
+    assert v["reward"][~think].mean() == 1.0                 # direct answers are right
+    assert abs(v["chain_ok"][think].mean() - task.TEACHER_CHAIN_ACC) < 0.03
+    # the teacher's final answer is its chain's last digit (errors carry on)
+    for a in ans[:200]:
+        fmt, final, chain = task.parse_answer(a)
+        assert fmt == "direct" or final == int(chain[-1])
+    # with a perfect teacher every chain is right
+    ans0 = task.teacher_answers(digits[:100], rng, think_prob=1.0, error_rate=0.0)
+    assert task.verify_batch(ans0, digits[:100])["chain_ok"].all()
+
+
+# ----------------------------------------------------------------------------- gradients
+def _numgrad(f, x, h=1e-6, idx=None):
+    """Central finite differences of f() with respect to x (at the entries ``idx``, default all)."""
+    g = np.zeros_like(x)
+    for i in (np.ndindex(x.shape) if idx is None else idx):
+        old = x[i]
+        x[i] = old + h
+        a = f()
+        x[i] = old - h
+        b = f()
+        x[i] = old
+        g[i] = (a - b) / (2 * h)
+    return g
+
+
+def _check_layer(layer, x, fwd=None):
+    """Compare a layer's backward (input and parameter gradients) with finite differences of
+    L = Σ y ⊙ R for a random R."""
+    rng = np.random.default_rng(1)
+    fwd = fwd or layer.forward
+    R = rng.normal(size=fwd(x).shape)
+    loss = lambda: float((fwd(x) * R).sum())  # noqa: E731
+    loss()
+    dx = layer.backward(R)
+    if dx is not None and np.issubdtype(x.dtype, np.floating):
+        np.testing.assert_allclose(dx, _numgrad(loss, x), rtol=1e-5, atol=1e-7)
+    for name, mod, k in layer.named_params():
+        loss()
+        layer.backward(R)
+        np.testing.assert_allclose(mod.grads[k], _numgrad(loss, mod.params[k]), rtol=1e-5, atol=1e-7,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["linear", "embedding", "layernorm", "relu", "attention", "mlp", "block"])
+def test_layer_gradients(name):
+    rng = np.random.default_rng(0)
+    cfg = TINY
+    x = rng.normal(size=(2, 5, cfg.n_embd))
+    layer = {
+        "linear": lambda: M.Linear(cfg.n_embd, 6, rng, 0.5),
+        "embedding": lambda: M.Embedding(15, cfg.n_embd, rng, 0.5),
+        "layernorm": lambda: M.LayerNorm(cfg.n_embd),
+        "relu": lambda: M.ReLU(),
+        "attention": lambda: M.CausalSelfAttention(cfg, rng),
+        "mlp": lambda: M.MLP(cfg, rng),
+        "block": lambda: M.Block(cfg, rng),
+    }[name]()
+    for _, mod, k in layer.named_params():                   # random, not 1/0, LN parameters
+        mod.params[k] = mod.params[k] + rng.normal(scale=0.3, size=mod.params[k].shape)
+    if name == "embedding":
+        x = rng.integers(0, 15, size=(2, 5))
+    _check_layer(layer, x)
+
+
+def test_whole_loss_gradient():
+    """The RL loss (clipped surrogate + k3 KL, aggregated as GRPO) and a value loss, through
+    the whole model, against finite differences in float64."""
+    rng = np.random.default_rng(0)
+    m = M.TinyLM(TINY, seed=1, dtype=np.float64).add_value_head()
+    m.children["value"].params["w"] = rng.normal(size=(TINY.n_embd, 1))
+    seqs = rng.integers(0, 15, size=(4, 9))
+    mask = (rng.random((4, 8)) < 0.7).astype(float)
+    mask[:, -1] = 1
+    old = m.logprobs(seqs) + rng.normal(scale=0.1, size=(4, 8))
+    ref = m.logprobs(seqs) + rng.normal(scale=0.1, size=(4, 8))
+    adv = rng.normal(size=4)
+    ret = rng.random((4, 8))
+
+    def loss_and_grads():
+        logits, values = m.forward(seqs[:, :-1], value=True)
+        lp, probs = M.token_logprobs(logits, seqs[:, 1:])
+        loss, dlp, _ = T.policy_loss(lp, old, adv, mask, "grpo", 0.2, beta=0.1, ref_logp=ref)
+        loss += 0.5 * ((values - ret) ** 2 * mask).sum()
+        return loss, M.token_logprobs_backward(probs, seqs[:, 1:], dlp), (values - ret) * mask
+
+    _, dlogits, dv = loss_and_grads()
+    m.backward(dlogits, dv)
+    grads = m.named_grads()
+    for name, mod, k in m.named_params():                    # 12 random entries of every parameter
+        shape = mod.params[k].shape
+        idx = {tuple(rng.integers(0, n) for n in shape) for _ in range(12)}
+        num = _numgrad(lambda: loss_and_grads()[0], mod.params[k], idx=idx)
+        for i in idx:
+            np.testing.assert_allclose(grads[name][i], num[i], rtol=1e-5, atol=1e-8, err_msg=f"{name}{i}")
+
+
+@pytest.mark.parametrize("loss_type", rl.LOSS_TYPES)
+def test_aggregate_weights_match_toy_rl(loss_type):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 7))
+    mask = (rng.random((5, 7)) < 0.6).astype(float)
+    mask[:, 0] = 1
+    w = T.aggregate_weights(mask, loss_type, 9 if loss_type == "dr_grpo" else None)
+    assert np.isclose((w * x).sum(), rl.aggregate_loss(x, mask, loss_type, 9 if loss_type == "dr_grpo" else None))
+
+
+def test_policy_loss_gradient_is_clipped():
+    logp = np.log(np.array([[1.5, 1.0, 0.5]]))               # ratios 1.5, 1, 0.5 against old = 0
+    old = np.zeros((1, 3))
+    mask = np.ones((1, 3))
+    _, d, info = T.policy_loss(logp, old, np.array([2.0]), mask, "dapo", 0.2)
+    # A > 0: the ratio 1.5 is clipped (no gradient); the others get −A·ρ/3
+    np.testing.assert_allclose(d, [[0.0, -2.0 / 3, -2 * 0.5 / 3]])
+    assert np.isclose(info["clip_frac"], 1 / 3)
+
+
+# ----------------------------------------------------------------------------- sampling
+def test_kv_cache_sampling_equals_no_cache():
+    m = M.TinyLM(TINY, seed=3)
+    digits, prompts = task.make_prompts(16, np.random.default_rng(0))
+    a, la = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True)
+    b, lb = m.generate(prompts, 16, np.random.default_rng(7), use_cache=False, return_logits=True)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(la, lb, rtol=1e-4, atol=1e-5)
+    # the cached logits are the full forward's logits at the same positions
+    full = m.forward(np.concatenate([prompts, a], axis=1))[:, prompts.shape[1] - 1:-1]
+    live = np.cumsum(np.concatenate([np.zeros((16, 1), bool), a[:, :-1] == task.EOS], 1), 1) == 0
+    np.testing.assert_allclose(la[live], full[live], rtol=1e-4, atol=1e-5)
+    r1 = m.generate(prompts[:4], 16, np.random.default_rng(5), n_repeat=3)   # prefix run once
+    r2 = m.generate(prompts[:4], 16, np.random.default_rng(5), n_repeat=3, use_cache=False)
+    np.testing.assert_array_equal(r1, r2)
+    assert r1.shape[0] == 12
+    g1 = m.generate(prompts, 16, greedy=True)
+    g2 = m.generate(prompts, 16, greedy=True, use_cache=False)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_generate_pads_after_eos_and_logprobs_shape():
+    m = M.TinyLM(TINY, seed=0)
+    _, prompts = task.make_prompts(32, np.random.default_rng(0))
+    out = m.generate(prompts, 16, np.random.default_rng(1), temperature=2.0)
+    for row in out:
+        e = np.flatnonzero(row == task.EOS)
+        if len(e):
+            assert (row[e[0]:] == task.EOS).all()
+    assert m.logprobs(np.concatenate([prompts, out], 1)).shape == (32, prompts.shape[1] + out.shape[1] - 1)
+    with pytest.raises(ValueError, match="temperature"):
+        m.generate(prompts, 4, np.random.default_rng(0), temperature=0)
+    with pytest.raises(ValueError, match="rng"):
+        m.generate(prompts, 4)
+
+
+# ----------------------------------------------------------------------------- training
+def test_sft_then_rl_smoke_and_history():
+    sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    m, hist = T.sft_warmup(sft_cfg)
+    assert len(hist["loss"]) == 3 and np.isfinite(hist["loss"]).all()
+    before = m.state_dict()
+    for algo, upd in (("grpo", 1), ("dr_grpo", 1), ("rft", 1), ("ppo", 2)):
+        cfg = T.RLConfig(algo=algo, steps=2, n_prompts=4, group_size=4, updates_per_batch=upd, beta=0.04)
+        pol, h = T.train_rl(m, cfg, seed=0)
+        for k in ("accuracy", "think_share", "mean_length", "chain_acc", "teacher_chain_acc",
+                  "all_right", "all_wrong", "loss", "time"):
+            assert len(h[k]) == 2, (algo, k)
+    for k, v in m.state_dict().items():                      # train_rl trains a copy
+        np.testing.assert_array_equal(v, before[k])
+    assert "value.w" in pol.state_dict() and "value.w" not in before
+    with pytest.raises(ValueError, match="algo"):
+        T.RLConfig(algo="dpo")
+    with pytest.raises(ValueError, match="group_size"):
+        T.RLConfig(group_size=1)
+    s = T.CurriculumSampler(task.make_prompts(10, np.random.default_rng(0))[0])
+    pol, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=4, group_size=2), prompt_sampler=s)
+    assert not np.all(s.success == 0.5)
+
+
+def test_evaluation_helpers_run():
+    m = M.TinyLM(TINY, seed=0)
+    e = evaluate(m, n_prompts=20)
+    assert 0 <= e["accuracy"] <= 1 and e["think_share"] + e["malformed"] <= 1
+    p = pass_at_k_curve(m, ks=(1, 4), n_prompts=5, n_samples=4)
+    assert set(p) == {1, 4} and p[1] <= p[4]
+    b = thinking_budget(m, budgets=[0, 10], n_prompts=10)
+    assert set(b) == {0, 10}
+
+
+# ----------------------------------------------------------------------------- the cache
+def test_cache_roundtrip_and_rebuild(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    m1 = cache.warmup_model(cfg, verbose=False)
+    files = list(tmp_path.glob("tinylm-sft-*.npz"))
+    assert len(files) == 1 and cache.config_hash(cfg) in files[0].name
+    m2 = cache.warmup_model(cfg, verbose=False)              # loaded, identical
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m2.state_dict()[k])
+    data = files[0].read_bytes()
+    files[0].write_bytes(data[: len(data) // 2])             # truncated → rebuilt
+    with pytest.raises(ValueError, match="cannot read"):
+        cache.load_model(files[0])
+    m3 = cache.warmup_model(cfg, verbose=False)
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m3.state_dict()[k])  # deterministic rebuild
+    files[0].write_bytes(b"garbage")                          # corrupt → rebuilt
+    cache.warmup_model(cfg, verbose=False)
+    cache.load_model(files[0])
+    assert not list(tmp_path.glob("*.tmp"))                   # no temp files left behind
+    assert cache.config_hash(cfg) != cache.config_hash(T.SFTConfig(model=TINY, steps=3, batch_size=4))
+
+
+def test_cached_rl_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    rl_cfg = T.RLConfig(steps=2, n_prompts=2, group_size=2)
+    p1, h1 = cache.cached_train_rl(rl_cfg, seed=0, sft_cfg=sft_cfg, verbose=False)
+    p2, h2 = cache.cached_train_rl(rl_cfg, seed=0, sft_cfg=sft_cfg, verbose=False)   # from disk
+    np.testing.assert_array_equal(h1["accuracy"], h2["accuracy"])
+    for k, v in p1.state_dict().items():
+        np.testing.assert_array_equal(v, p2.state_dict()[k])
+
+
+# ----------------------------------------------------------------------------- speed-ups
+def _grouped_seqs(rng, B0=3, G=4, P=5, T=9):
+    pre = np.repeat(rng.integers(0, 15, size=(B0, P)), G, axis=0)
+    return np.concatenate([pre, rng.integers(0, 15, size=(B0 * G, T - P))], axis=1)
+
+
+def test_shared_prefix_forward_backward_equal_unshared():
+    """Computing each group's prompt once (shared_prefix, group_size) gives the same logits,
+    values and gradients as the plain forward, in float64 to rounding."""
+    rng = np.random.default_rng(0)
+    m = M.TinyLM(TINY, seed=1, dtype=np.float64).add_value_head()
+    m.children["value"].params["w"] = rng.normal(size=(TINY.n_embd, 1))
+    seqs = _grouped_seqs(rng)
+    dl, dv = rng.normal(size=seqs.shape + (15,)), rng.normal(size=seqs.shape)
+    l1, v1 = m.forward(seqs, value=True)
+    m.backward(dl, dv)
+    g1 = {k: v.copy() for k, v in m.named_grads().items()}
+    l2, v2 = m.forward(seqs, value=True, shared_prefix=5, group_size=4)
+    m.backward(dl, dv)
+    np.testing.assert_allclose(l2, l1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(v2, v1, rtol=1e-12, atol=1e-12)
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g, g1[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    np.testing.assert_allclose(m.logprobs(seqs, shared_prefix=5, group_size=4), m.logprobs(seqs),
+                               rtol=1e-12, atol=1e-12)
+    # groups of unequal sizes (3 + 4 + 5 rows) work the same way
+    sizes = np.array([3, 4, 5])
+    seqs2 = np.concatenate([np.repeat(seqs[[0, 4, 8], :5], sizes, axis=0), seqs[:, 5:]], axis=1)
+    l3, v3 = m.forward(seqs2, value=True)
+    m.backward(dl, dv)
+    g3 = {k: v.copy() for k, v in m.named_grads().items()}
+    l4, v4 = m.forward(seqs2, value=True, shared_prefix=5, group_size=sizes)
+    m.backward(dl, dv)
+    np.testing.assert_allclose(l4, l3, rtol=1e-12, atol=1e-12)
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g, g3[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    bad = seqs.copy()
+    bad[1, 2] = (bad[1, 2] + 1) % 15
+    with pytest.raises(ValueError, match="share their first"):
+        m.forward(bad, shared_prefix=5, group_size=4)
+    with pytest.raises(ValueError, match="group_size"):
+        m.forward(seqs, shared_prefix=5, group_size=5)
+
+
+def test_generate_shares_work_without_changing_samples():
+    """generate runs the model once per distinct unfinished sequence (ended rows leave the
+    batch), yet every step still draws one uniform per row: the samples equal those of
+    toy.prob.sample_categorical on the whole batch, every row recomputed (the old loop)."""
+    from toy.prob import sample_categorical
+    m = M.TinyLM(TINY, seed=3)
+    _, prompts = task.make_prompts(6, np.random.default_rng(0))
+    out = m.generate(prompts, 16, np.random.default_rng(2), temperature=1.5, n_repeat=4)
+    # the reference: the whole batch every step, without a cache
+    rng, seqs = np.random.default_rng(2), np.repeat(prompts, 4, axis=0)
+    done, ref = np.zeros(len(seqs), bool), []
+    for _ in range(out.shape[1]):
+        logits = m.forward(seqs)[:, -1]
+        p = np.exp(((logits - logits.max(axis=-1, keepdims=True)) / 1.5).astype(np.float64))
+        nxt = np.where(done, task.EOS, sample_categorical(p / p.sum(axis=-1, keepdims=True), rng))
+        done |= nxt == task.EOS
+        ref.append(nxt)
+        seqs = np.concatenate([seqs, nxt[:, None]], axis=1)
+    np.testing.assert_array_equal(out, np.stack(ref, axis=1))
+    ends = (out == task.EOS).argmax(axis=1)
+    assert len(set(ends)) > 1                                # rows did end at different steps
+
+
+def test_train_rl_is_deterministic_and_shares_prompts():
+    """A fixed seed gives identical runs; the shared-prompt training step matches the plain one."""
+    sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    m, _ = T.sft_warmup(sft_cfg)
+    cfg = T.RLConfig(steps=3, n_prompts=4, group_size=4)
+    p1, h1 = T.train_rl(m, cfg, seed=1)
+    p2, h2 = T.train_rl(m, cfg, seed=1)
+    for k in h1:
+        if k != "time":
+            np.testing.assert_array_equal(h1[k], h2[k], err_msg=k)
+    for k, v in p1.state_dict().items():
+        np.testing.assert_array_equal(v, p2.state_dict()[k])
+
+
+def test_distinct_rows_give_the_full_batch_loss_and_gradient():
+    """train_rl's shortcut (rows with advantage 0 left out, repeated answers computed once,
+    prompts shared) gives the loss and gradient of the plain full batch, in float64."""
+    rng = np.random.default_rng(0)
+    m = M.TinyLM(TINY, seed=2, dtype=np.float64)
+    P, G = task.PROMPT_LEN, 4
+    prompts = np.repeat(rng.integers(0, 10, size=(3, P)), G, axis=0)         # 3 groups of 4
+    ans = rng.integers(0, 15, size=(12, 6))
+    ans[1] = ans[0]                                                           # a repeated answer
+    ans[5] = ans[6] = ans[4]
+    seqs = np.concatenate([prompts, ans], axis=1)
+    mask = np.concatenate([np.zeros((12, P - 1)), np.ones((12, 6))], axis=1)
+    R = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 1, 0, 0]], float)          # group 2: all right
+    adv = rl.grpo_advantages(R).ravel()
+    assert (adv[4:8] == 0).all() and (adv != 0).sum() == 8
+
+    logits = m.forward(seqs[:, :-1])                                         # the plain batch
+    lp, probs = M.token_logprobs(logits, seqs[:, 1:])
+    loss1, dlp, _ = T.policy_loss(lp, lp.copy(), adv, mask, "grpo")
+    m.backward(M.token_logprobs_backward(probs, seqs[:, 1:], dlp))
+    g1 = {k: v.copy() for k, v in m.named_grads().items()}
+
+    rows = T.DistinctRows(seqs, adv != 0)
+    assert len(rows.seqs) == 7                                               # 8 needed, 1 repeat
+    np.testing.assert_array_equal(rows.seqs[rows.index[adv != 0]], seqs[adv != 0])
+    lp_u, probs_u = M.token_logprobs(m.forward(rows.seqs[:, :-1], **rows.share), rows.seqs[:, 1:])
+    lp2 = rows.expand(lp_u)
+    loss2, dlp2, _ = T.policy_loss(lp2, lp2.copy(), adv, mask, "grpo")
+    m.backward(M.token_logprobs_backward(probs_u, rows.seqs[:, 1:], rows.reduce(dlp2)))
+    assert np.isclose(loss1, loss2, rtol=1e-12, atol=1e-15)
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g, g1[k], rtol=1e-9, atol=1e-13, err_msg=k)
+    m.zero_grad()
+    assert all((g == 0).all() for g in m.named_grads().values())
+
+
+def test_float32_stays_float32():
+    """No float64 sneaks into the hot path (a numpy float64 scalar would upcast a whole array)."""
+    m = M.TinyLM(TINY, seed=0)
+    rng = np.random.default_rng(0)
+    seqs = _grouped_seqs(rng)
+    for share in ({}, {"shared_prefix": 5, "group_size": 4}):
+        logits = m.forward(seqs, **share)
+        assert logits.dtype == np.float32
+        m.backward(rng.normal(size=logits.shape))
+        assert all(g.dtype == np.float32 for g in m.named_grads().values())
+    for layer in m.children["h0"].children["attn"].saved[-1]:
+        assert layer.dtype == np.float32
+
+
+def test_decode_rows_matches_decode():
+    ids = np.random.default_rng(0).integers(0, 15, size=(50, 16))
+    assert task.decode_rows(ids) == [task.decode(r) for r in ids]
+    with pytest.raises(ValueError, match="ids"):
+        task.decode_rows(np.array([[15]]))

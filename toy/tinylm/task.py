@@ -1,0 +1,220 @@
+r"""The task of Part III §5: sum ten digits, answer the units digit.
+
+A prompt is 10 random digits followed by ``=``, e.g. ``9458073021=`` (sum 39, answer 9).
+An answer comes in one of two formats:
+
+- direct:       ``#9$``
+- think-first:  ``[9386636689]#9$`` — the bracket holds the running sum's units digit after
+  each digit (9, 9+4=13→3, 3+5=8, ...), then ``#``, the answer digit and ``$`` (end).
+
+Reward 1 iff the answer parses in one of the two formats and its final digit is right; a
+malformed answer gets 0 (never an exception). The chain inside the bracket is *not* checked by
+the reward: only the final digit counts.
+
+The SFT teacher writes half the answers direct (always right) and half think-first, where each
+thinking step is wrong with probability 0.1. A wrong step writes one of the 9 wrong digits
+uniformly at random and the teacher *carries on from what it wrote* (like a person who slipped
+once and keeps adding), and its final answer is the last digit of its own chain. So a chain is
+entirely right with probability 0.9^10 ≈ 0.35 (``TEACHER_CHAIN_ACC``); because every step is
+"previous written digit + next digit" 90 % of the time, the most likely next digit is always
+the right continuation, which is why greedy decoding of the imitating model writes right chains.
+"""
+import numpy as np
+
+__all__ = [
+    "VOCAB", "STOI", "EOS", "N_DIGITS", "PROMPT_LEN", "MAX_ANSWER_LEN", "TEACHER_ERROR_RATE",
+    "TEACHER_CHAIN_ACC", "encode", "decode", "decode_rows", "make_prompts", "true_answers", "running_sums",
+    "think_answer", "direct_answer", "teacher_answers", "parse_answer", "verify",
+    "verify_batch", "verify_tokens",
+]
+
+VOCAB = "0123456789=[]#$"                  # 15 symbols; '$' ends an answer and pads after it
+STOI = {ch: i for i, ch in enumerate(VOCAB)}
+EOS = STOI["$"]
+N_DIGITS = 10                              # digits per prompt
+PROMPT_LEN = N_DIGITS + 1                  # "dddddddddd="
+MAX_ANSWER_LEN = N_DIGITS + 6              # "[" + 10 + "]#d$" = 15, plus one spare token
+TEACHER_ERROR_RATE = 0.1                   # P(a thinking step of the teacher is wrong)
+TEACHER_CHAIN_ACC = (1 - TEACHER_ERROR_RATE) ** N_DIGITS   # ≈ 0.349
+
+
+def encode(s):
+    """String → int array of token ids; raises ValueError naming ``s`` on an unknown symbol."""
+    if not isinstance(s, str):
+        raise ValueError(f"s must be a str, got {type(s).__name__}")
+    bad = sorted(set(s) - set(VOCAB))
+    if bad:
+        raise ValueError(f"s contains symbols outside the vocabulary {VOCAB!r}: {bad}")
+    return np.array([STOI[ch] for ch in s], dtype=np.int64)
+
+
+_BYTES = np.frombuffer(VOCAB.encode("ascii"), dtype=np.uint8)
+
+
+def decode(ids):
+    """Token ids (1-D) → string."""
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or np.any((ids < 0) | (ids >= len(VOCAB))):
+        raise ValueError(f"ids must be a 1-D array of ids in [0, {len(VOCAB)}), got {ids!r}")
+    return _BYTES[ids].tobytes().decode("ascii")
+
+
+def decode_rows(ids):
+    """Token ids (n, L) → n strings, in one vectorised step (``decode`` row by row is ~40× slower)."""
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or np.any((ids < 0) | (ids >= len(VOCAB))):
+        raise ValueError(f"ids must be a 2-D array of ids in [0, {len(VOCAB)}), got shape {ids.shape}")
+    return _BYTES[ids].view(f"S{ids.shape[1]}")[:, 0].astype(str).tolist()   # (n, L) bytes → n str
+
+
+def make_prompts(n, rng):
+    """A batch of problems: ``digits`` (n, 10) ints in 0..9 and ``prompts`` (n, 11) token ids
+    (the digits followed by ``=``). Returns ``(digits, prompts)``."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n}")
+    digits = rng.integers(0, 10, size=(int(n), N_DIGITS))               # (n, 10)
+    prompts = np.concatenate([digits, np.full((int(n), 1), STOI["="])], axis=1)
+    return digits, prompts
+
+
+def _digits(digits):
+    d = np.asarray(digits)
+    if d.ndim == 1:
+        d = d[None]
+    if d.ndim != 2 or d.shape[1] != N_DIGITS or np.any((d < 0) | (d > 9)):
+        raise ValueError(f"digits must have shape (n, {N_DIGITS}) with entries 0..9, got shape {d.shape}")
+    return d.astype(np.int64)
+
+
+def true_answers(digits):
+    """Units digit of the sum of each row of ``digits`` (n, 10) → (n,)."""
+    return _digits(digits).sum(axis=1) % 10
+
+
+def running_sums(digits):
+    """The correct chain: units digit of the running sum after each digit, (n, 10)."""
+    return np.cumsum(_digits(digits), axis=1) % 10
+
+
+def think_answer(chain):
+    """The think-first answer string for a chain of 10 digits: ``[chain]#last$``."""
+    c = "".join(str(int(x)) for x in chain)
+    return f"[{c}]#{c[-1]}$"
+
+
+def direct_answer(answer):
+    """The direct answer string ``#d$``."""
+    return f"#{int(answer)}$"
+
+
+def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
+    """The SFT teacher's answer strings for each row of ``digits``.
+
+    With probability ``think_prob`` it thinks first; each thinking step is wrong with
+    probability ``error_rate`` (a uniformly random wrong digit, and the teacher carries on from
+    what it wrote); the final answer is the chain's last digit. Direct answers are always right.
+    """
+    d = _digits(digits)
+    if not 0 <= think_prob <= 1:
+        raise ValueError(f"think_prob must be in [0, 1], got {think_prob}")
+    if not 0 <= error_rate <= 1:
+        raise ValueError(f"error_rate must be in [0, 1], got {error_rate}")
+    n = len(d)
+    think = rng.random(n) < think_prob                                  # (n,)
+    slip = rng.random((n, N_DIGITS)) < error_rate                       # (n, 10)
+    offset = rng.integers(1, 10, size=(n, N_DIGITS))                    # a wrong digit = right + 1..9
+    out = []
+    for i in range(n):
+        if not think[i]:
+            out.append(direct_answer(d[i].sum() % 10))
+            continue
+        s, chain = 0, []
+        for j in range(N_DIGITS):
+            s = (s + d[i, j]) % 10
+            if slip[i, j]:
+                s = (s + offset[i, j]) % 10                             # write a wrong digit, carry on
+            chain.append(s)
+        out.append(think_answer(chain))
+    return out
+
+
+def parse_answer(answer):
+    """Parse an answer string → ``(fmt, final_digit, chain)``.
+
+    ``fmt`` is ``"think"``, ``"direct"`` or ``"malformed"``; ``final_digit`` an int or None;
+    ``chain`` the bracket's 10 digits as a string (think-first only) or None. Text after the
+    first ``$`` is ignored (it is padding). Never raises on a string.
+    """
+    if not isinstance(answer, str):
+        return "malformed", None, None
+    end = answer.find("$")
+    if end < 0:
+        return "malformed", None, None
+    a = answer[: end + 1]
+    if len(a) == 3 and a[0] == "#" and a[1].isdigit():
+        return "direct", int(a[1]), None
+    if (len(a) == N_DIGITS + 5 and a[0] == "[" and a[N_DIGITS + 1] == "]" and a[N_DIGITS + 2] == "#"
+            and a[1: N_DIGITS + 1].isdigit() and a[N_DIGITS + 3].isdigit()):
+        return "think", int(a[N_DIGITS + 3]), a[1: N_DIGITS + 1]
+    return "malformed", None, None
+
+
+def verify(answer, digits):
+    """Reward of one answer string for one problem (10 digits): 1.0 iff it parses and its final
+    digit is the units digit of the sum, else 0.0. Malformed answers get 0, never an exception."""
+    fmt, final, _ = parse_answer(answer)
+    if fmt == "malformed":
+        return 0.0
+    return float(final == int(true_answers(digits)[0]))
+
+
+def verify_batch(answers, digits):
+    """Rewards and diagnostics for a batch of answer strings (n,) and problems (n, 10).
+
+    Returns a dict of arrays (n,): ``reward`` (0/1), ``think`` (think-first format),
+    ``direct``, ``chain_ok`` (think-first *and* every bracket digit right), ``length``
+    (tokens up to and including the first ``$``, or the whole string if none).
+    """
+    d = _digits(digits)
+    if len(answers) != len(d):
+        raise ValueError(f"answers and digits must have the same length, got {len(answers)} and {len(d)}")
+    truth = d.sum(axis=1) % 10
+    chains = running_sums(d)
+    out = {k: np.zeros(len(d)) for k in ("reward", "think", "direct", "chain_ok", "length")}
+    for i, a in enumerate(answers):
+        fmt, final, chain = parse_answer(a)
+        end = a.find("$") if isinstance(a, str) else -1
+        out["length"][i] = end + 1 if end >= 0 else len(a)
+        if fmt == "malformed":
+            continue
+        out["reward"][i] = float(final == truth[i])
+        out["think"][i] = fmt == "think"
+        out["direct"][i] = fmt == "direct"
+        if fmt == "think":
+            out["chain_ok"][i] = all(int(c) == x for c, x in zip(chain, chains[i]))
+    return out
+
+
+def verify_tokens(ans, digits):
+    """``verify_batch`` for token arrays, vectorised (what training uses): answer tokens
+    (n, L) (as returned by ``TinyLM.generate``) and problems (n, 10) → the same dict of arrays.
+    ``tests/test_tinylm.py`` checks it against ``verify_batch`` on the strings."""
+    d = _digits(digits)
+    ans = np.asarray(ans)
+    n, L = ans.shape
+    if len(d) != n:
+        raise ValueError(f"ans and digits must have the same number of rows, got {n} and {len(d)}")
+    K = N_DIGITS + 5                                                   # think-first length
+    a = np.pad(ans, ((0, 0), (0, max(0, K - L))), constant_values=-1)  # (n, ≥ 15)
+    is_eos = a == EOS
+    end = np.where(is_eos.any(axis=1), is_eos.argmax(axis=1), -1)      # index of the first '$'
+    length = np.where(end >= 0, end + 1, L).astype(float)
+    isdig = (a >= 0) & (a <= 9)
+    direct = (end == 2) & (a[:, 0] == STOI["#"]) & isdig[:, 1]
+    think = ((end == K - 1) & (a[:, 0] == STOI["["]) & isdig[:, 1:N_DIGITS + 1].all(axis=1)
+             & (a[:, N_DIGITS + 1] == STOI["]"]) & (a[:, N_DIGITS + 2] == STOI["#"])
+             & isdig[:, N_DIGITS + 3])
+    final = np.where(direct, a[:, 1], np.where(think, a[:, N_DIGITS + 3], -1))
+    chain_ok = think & (a[:, 1:N_DIGITS + 1] == running_sums(d)).all(axis=1)
+    return {"reward": (final == d.sum(axis=1) % 10).astype(float), "think": think.astype(float),
+            "direct": direct.astype(float), "chain_ok": chain_ok.astype(float), "length": length}

@@ -1,0 +1,364 @@
+r"""Training the tiny thinking model: SFT warm-up, then RL (GRPO, Dr. GRPO, RFT, PPO).
+
+Every RL algorithm goes through the same three steps, and only step 2 differs:
+
+1. ``rollout``: sample G answers for each of B prompts (one code path for all algorithms)
+   and score them with the verifier;
+2. advantages: ``toy.rl.grpo_advantages`` (GRPO), ``toy.rl.dr_grpo_advantages`` (Dr. GRPO),
+   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO);
+3. ``policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
+   (``toy.rl.clipped_surrogate``, ``toy.rl.kl_k3``), reduced with ``toy.rl.aggregate_loss``,
+   and its gradient with respect to each token's log-probability, which the model
+   backpropagates.
+
+Step 3 only runs the model on the rows that matter (``DistinctRows``): with β = 0 a row whose
+advantage is 0 has no gradient, a repeated answer is computed once, and each prompt once per
+group. The loss and the gradient are those of the whole batch (``tests/test_tinylm.py``).
+"""
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import rl
+from ._blas import single_thread_blas
+from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
+from .task import (EOS, MAX_ANSWER_LEN, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
+                   decode_rows, encode, make_prompts, teacher_answers, verify_tokens)
+
+__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "rollout", "policy_loss",
+           "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
+
+
+# ============================================================================ SFT warm-up
+@dataclass
+class SFTConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)  # the architecture
+    steps: int = 800                     # Adam steps, each on a fresh batch of teacher answers
+    batch_size: int = 32                 # problems per step
+    lr: float = 3e-3                     # peak learning rate (linear warm-up, cosine decay to 10 %)
+    warmup_steps: int = 50               # steps of linear learning-rate warm-up
+    think_prob: float = 0.5              # share of think-first answers in the teacher's data
+    teacher_error_rate: float = TEACHER_ERROR_RATE   # P(a teacher's thinking step is wrong)
+    seed: int = 0                        # seeds the init and the data
+
+
+def _pad_answers(prompts, answers):
+    """Prompt tokens (n, 11) + answer strings → sequences (n, 11 + L), padded with ``$``, and
+    the loss mask (n, 11 + L − 1) that is 1 where the *target* is an answer token up to and
+    including its first ``$``."""
+    ids = [encode(a) for a in answers]
+    L = max(len(a) for a in ids)
+    ans = np.full((len(ids), L), EOS, dtype=np.int64)
+    for i, a in enumerate(ids):
+        ans[i, :len(a)] = a
+    return np.concatenate([prompts, ans], axis=1), _answer_mask(ans)
+
+
+def _answer_mask(ans):
+    """(n, L) answer tokens → loss mask over targets (n, PROMPT_LEN + L − 1)."""
+    n, L = ans.shape
+    is_eos = ans == EOS
+    first_eos = np.where(is_eos.any(axis=1), is_eos.argmax(axis=1), L - 1)    # (n,)
+    m_ans = np.arange(L)[None, :] <= first_eos[:, None]                       # (n, L)
+    return np.concatenate([np.zeros((n, PROMPT_LEN - 1)), m_ans], axis=1).astype(np.float32)
+
+
+def _lr_at(step, cfg):
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    frac = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * frac)))
+
+
+@single_thread_blas
+def sft_warmup(cfg=None, callback=None):
+    """Train a fresh ``TinyLM`` by imitating the teacher (cross-entropy on answer tokens).
+
+    Returns ``(model, history)`` with ``history = {"step": [...], "loss": [...]}``;
+    ``callback(step, loss)`` is called every step. (Use ``toy.tinylm.warmup_model()`` to get
+    the cached result instead of training.)
+    """
+    cfg = cfg or SFTConfig()
+    rng = np.random.default_rng(cfg.seed)
+    model = TinyLM(cfg.model, seed=cfg.seed)
+    opt = Adam(cfg.lr)
+    hist = {"step": [], "loss": []}
+    for step in range(cfg.steps):
+        digits, prompts = make_prompts(cfg.batch_size, rng)
+        answers = teacher_answers(digits, rng, cfg.think_prob, cfg.teacher_error_rate)
+        seqs, mask = _pad_answers(prompts, answers)                           # (n, T), (n, T-1)
+        lp, probs = token_logprobs(model.forward(seqs[:, :-1]), seqs[:, 1:])  # (n, T-1)
+        loss = -(lp * mask).sum() / mask.sum()                                # token-mean NLL
+        model.backward(token_logprobs_backward(probs, seqs[:, 1:], -mask / mask.sum()))
+        opt.step(model, lr=_lr_at(step, cfg))
+        hist["step"].append(step)
+        hist["loss"].append(float(loss))
+        if callback:
+            callback(step, float(loss))
+    return model, hist
+
+
+# ============================================================================ RL
+@dataclass
+class RLConfig:
+    algo: str = "grpo"                   # "grpo", "dr_grpo", "rft" (SFT on correct samples) or "ppo"
+    steps: int = 200                     # RL steps (one batch of rollouts each)
+    n_prompts: int = 32                  # prompts per step
+    group_size: int = 8                  # G: samples per prompt
+    lr: float = 1e-4                     # Adam learning rate (the seed's)
+    updates_per_batch: int = 1           # gradient steps on each batch (PPO in the seed: 8)
+    clip_eps: float = 0.2                # ε of the clipped surrogate (matters only if updates > 1)
+    beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
+    loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
+    vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
+    temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
+    grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
+
+    def __post_init__(self):
+        if self.algo not in ALGOS:
+            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        for name in ("steps", "n_prompts", "updates_per_batch"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2, got {self.group_size}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.beta < 0 or self.clip_eps < 0:
+            raise ValueError(f"beta and clip_eps must be >= 0, got {self.beta} and {self.clip_eps}")
+        if self.loss_type and self.loss_type not in rl.LOSS_TYPES:
+            raise ValueError(f"loss_type must be '' or one of {rl.LOSS_TYPES}, got {self.loss_type!r}")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+
+
+ALGOS = ("grpo", "dr_grpo", "rft", "ppo")
+DEFAULT_LOSS_TYPE = {"grpo": "grpo", "dr_grpo": "dr_grpo", "rft": "grpo", "ppo": "dapo"}
+
+
+@dataclass
+class Rollout:
+    """One batch of sampled answers (N = prompts × G rows, grouped prompt by prompt)."""
+    digits: np.ndarray     # (N, 10) the problems
+    seqs: np.ndarray       # (N, T) prompt + answer tokens, padded with '$'
+    mask: np.ndarray       # (N, T-1) 1 where the target seqs[:, t+1] is a generated answer token
+    answers: list          # N answer strings
+    reward: np.ndarray     # (N,) 0/1
+    think: np.ndarray      # (N,) 1 if think-first format
+    chain_ok: np.ndarray   # (N,) 1 if think-first and the whole bracket is right
+    length: np.ndarray     # (N,) answer length in tokens (up to and including '$')
+    G: int                 # samples per prompt
+
+
+def rollout(model, digits, G, rng, temperature=1.0):
+    """Sample ``G`` answers to each problem in ``digits`` (n, 10) and verify them."""
+    digits = np.asarray(digits)
+    prompts = np.concatenate([digits, np.full((len(digits), 1), encode("=")[0])], axis=1)
+    ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
+    digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
+    answers = decode_rows(ans)
+    v = verify_tokens(ans, digits)
+    return Rollout(digits, np.concatenate([prompts, ans], axis=1), _answer_mask(ans), answers,
+                   v["reward"], v["think"], v["chain_ok"], v["length"], G)
+
+
+def aggregate_weights(mask, loss_type, max_len=None):
+    """Weights w (N, T) with ``aggregate_loss(x, mask, loss_type, max_len) == (w * x).sum()``:
+    the gradient of the aggregated loss with respect to each per-token loss."""
+    N, T = mask.shape
+    if loss_type == "grpo":
+        return mask / (N * mask.sum(axis=1, keepdims=True))
+    if loss_type == "dapo":
+        return mask / mask.sum()
+    if loss_type == "dr_grpo":
+        return mask / (N * (T if max_len is None else max_len))
+    raise ValueError(f"loss_type must be one of {rl.LOSS_TYPES}, got {loss_type!r}")
+
+
+def policy_loss(logp, old_logp, adv, mask, loss_type, clip_eps=0.2, beta=0.0, ref_logp=None,
+                max_len=None):
+    r"""The clipped policy-gradient loss and its gradient with respect to ``logp``.
+
+    Per token: ℓ_t = −min(ρ_t A_t, clip(ρ_t, 1−ε, 1+ε) A_t) + β·k3(log π_ref − log π),
+    with ρ_t = exp(logp − old_logp); reduced by ``toy.rl.aggregate_loss``. ``adv`` is (N,)
+    (one advantage per answer) or (N, T) (per token). Returns ``(loss, dlogp, info)``.
+    """
+    adv = np.broadcast_to(adv[:, None] if np.ndim(adv) == 1 else adv, logp.shape)
+    ratio = np.exp(logp - old_logp)                                           # (N, T)
+    per_token = -rl.clipped_surrogate(ratio, adv, clip_eps)                   # (N, T)
+    unclipped = ratio * adv <= np.clip(ratio, 1 - clip_eps, 1 + clip_eps) * adv   # min picks ρA
+    d_per_token = -adv * ratio * unclipped                                    # dℓ/dlogp
+    info = {"clip_frac": float((~unclipped * mask).sum() / mask.sum())}
+    if beta > 0:
+        logr = ref_logp - logp                                                # log π_ref/π
+        per_token = per_token + beta * rl.kl_k3(logr)
+        d_per_token = d_per_token + beta * (1 - np.exp(logr))                 # d k3 / d logp
+        info["kl"] = float((rl.kl_k3(logr) * mask).sum() / mask.sum())
+    loss = rl.aggregate_loss(per_token, mask, loss_type, max_len)
+    return loss, aggregate_weights(mask, loss_type, max_len) * d_per_token, info
+
+
+class DistinctRows:
+    """The distinct rows among ``seqs[needed]`` (N, T), sorted, so that rows with the same prompt
+    are consecutive and ``share`` (keyword arguments for ``TinyLM.forward``) lets the model run
+    each prompt once. ``expand`` maps per-distinct-row arrays (U, ...) back to every row (N, ...)
+    (0 for rows not needed); ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
+
+    def __init__(self, seqs, needed):
+        rows = np.flatnonzero(needed)
+        self.seqs, inv = np.unique(seqs[rows], axis=0, return_inverse=True)     # (U, T)
+        self.index = np.full(len(seqs), -1)                                     # row → distinct row
+        self.index[rows] = inv.ravel()
+        _, sizes = np.unique(self.seqs[:, :PROMPT_LEN], axis=0, return_counts=True)
+        self.share = {"shared_prefix": PROMPT_LEN, "group_size": sizes}
+
+    def expand(self, x):                                                        # (U, ...) → (N, ...)
+        out = np.zeros((len(self.index),) + x.shape[1:], x.dtype)
+        got = self.index >= 0
+        out[got] = x[self.index[got]]
+        return out
+
+    def reduce(self, x):                                                        # (N, ...) → (U, ...)
+        out = np.zeros((len(self.seqs),) + x.shape[1:], x.dtype)
+        got = self.index >= 0
+        np.add.at(out, self.index[got], x[got])
+        return out
+
+
+class CurriculumSampler:
+    """Kimi k1.5's curriculum: draw prompts from a fixed ``pool`` (P, 10) with probability
+    ∝ (1 − success rate), the success rate being a running average updated from each batch
+    (``train_rl`` calls ``update`` after every rollout). Unseen prompts start at ``init``."""
+
+    def __init__(self, pool, init=0.5, decay=0.5, floor=0.02):
+        self.pool = np.asarray(pool)
+        self.success = np.full(len(self.pool), float(init))
+        self.decay, self.floor = decay, floor
+        self.last = None
+
+    def __call__(self, n, rng):
+        p = np.maximum(1 - self.success, self.floor)
+        self.last = rng.choice(len(self.pool), size=n, replace=len(self.pool) < n, p=p / p.sum())
+        return self.pool[self.last]
+
+    def update(self, rewards):                                                # (n, G)
+        rate = np.asarray(rewards).mean(axis=1)
+        self.success[self.last] = self.decay * self.success[self.last] + (1 - self.decay) * rate
+
+
+@single_thread_blas
+def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False):
+    """RL fine-tuning of a copy of ``model`` (the input is left untouched).
+
+    ``prompt_sampler(n, rng)`` → digits (n, 10) replaces uniform random problems (it may have
+    an ``update(rewards (n, G))`` method, see ``CurriculumSampler``); ``callback(step, rec)``
+    receives each step's record. Returns ``(policy, history)``, where ``history`` maps each
+    quantity to a list over steps: ``accuracy``, ``think_share``, ``mean_length``,
+    ``chain_acc`` (share of think-first answers whose bracket is all right; NaN if none),
+    ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
+    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far).
+    """
+    cfg = cfg or RLConfig()
+    rng = np.random.default_rng(seed)
+    policy = model.copy()
+    if cfg.algo == "ppo":
+        policy.add_value_head()
+    ref = model.copy() if cfg.beta > 0 else None
+    opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
+    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
+    max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
+    history, t0 = {}, time.time()
+    for step in range(cfg.steps):
+        # 1. rollouts
+        if prompt_sampler is None:
+            digits, _ = make_prompts(cfg.n_prompts, rng)
+        else:
+            digits = prompt_sampler(cfg.n_prompts, rng)
+        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature)
+        R = ro.reward.reshape(cfg.n_prompts, cfg.group_size)                  # (B, G)
+        if hasattr(prompt_sampler, "update"):
+            prompt_sampler.update(R)
+        rec = _record(ro, R)
+        # 2. advantages (per answer; PPO's are per token, set below)
+        seqs, mask = ro.seqs, ro.mask
+        if cfg.algo == "grpo":
+            adv = rl.grpo_advantages(R).ravel()
+        elif cfg.algo == "dr_grpo":
+            adv = rl.dr_grpo_advantages(R).ravel()
+        elif cfg.algo == "rft":                                               # keep correct answers only
+            keep = ro.reward > 0
+            seqs, mask, adv = seqs[keep], mask[keep], np.ones(keep.sum())
+        # the rows the model must compute (same loss and gradient, less work): with β = 0 a row
+        # whose advantage is 0 (a group whose answers are all right, or all wrong) has zero loss
+        # and zero gradient, so it is left out (PPO's advantages, per token, come later: it
+        # keeps every row); an answer sampled twice is computed once; and each prompt once.
+        needed = adv != 0 if cfg.algo != "ppo" and cfg.beta == 0 else np.ones(len(seqs), bool)
+        rows = DistinctRows(seqs, needed)
+        ref_logp = None
+        if ref is not None and len(seqs):
+            ref_logp = rows.expand(ref.logprobs(rows.seqs, **rows.share))
+        # 3. updates on this batch
+        losses, infos = [], []
+        for u in range(cfg.updates_per_batch if len(seqs) else 0):
+            if len(rows.seqs) == 0:                                           # nothing to compute:
+                logp = values = np.zeros(mask.shape)                          # a zero gradient
+            elif cfg.algo == "ppo":
+                logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
+                values = rows.expand(values)                                  # (N, T)
+            else:
+                logits = policy.forward(rows.seqs[:, :-1], **rows.share)      # (U, T, V)
+            if len(rows.seqs):
+                logp_u, probs = token_logprobs(logits, rows.seqs[:, 1:])      # (U, T)
+                logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
+            if u == 0:
+                old_logp = logp.copy()                                        # π_old: the sampler
+                if cfg.algo == "ppo":                                         # GAE, γ = λ = 1:
+                    ret = np.broadcast_to(ro.reward[:, None], logp.shape)     # return = final reward
+                    a = ret - values                                          # A_t = R − V(s_t)
+                    mu = (a * mask).sum() / mask.sum()
+                    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
+                    adv = (a - mu) / (sd + 1e-8)                              # normalised (as CleanRL)
+            loss, dlogp, info = policy_loss(logp, old_logp, adv, mask, loss_type, cfg.clip_eps,
+                                            cfg.beta, ref_logp, max_len)
+            dvalues = None
+            if cfg.algo == "ppo":
+                wv = aggregate_weights(mask, "dapo")
+                vloss = 0.5 * (wv * (values - ret) ** 2).sum()
+                dvalues = rows.reduce(cfg.vf_coef * wv * (values - ret))
+                loss += cfg.vf_coef * vloss
+                info["value_loss"] = float(vloss)
+            if len(rows.seqs):
+                policy.backward(token_logprobs_backward(probs, rows.seqs[:, 1:], rows.reduce(dlogp)), dvalues)
+            else:
+                policy.zero_grad()
+            opt.step(policy)
+            losses.append(loss)
+            infos.append(info)
+        rec["loss"] = float(np.mean(losses)) if losses else float("nan")
+        for k in (infos[0] if infos else {}):
+            rec[k] = float(np.mean([i[k] for i in infos]))
+        rec["time"] = time.time() - t0
+        for k, v in rec.items():
+            history.setdefault(k, []).append(v)
+        if callback:
+            callback(step, rec)
+        if verbose:
+            print(f"step {step:3d}  acc {rec['accuracy']:.3f}  think {rec['think_share']:.3f}  "
+                  f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
+                  f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
+                  f"{rec['time']:.1f}s", flush=True)
+    return policy, history
+
+
+def _record(ro, R):
+    n_think = ro.think.sum()
+    return {
+        "accuracy": float(ro.reward.mean()),
+        "think_share": float(ro.think.mean()),
+        "mean_length": float(ro.length.mean()),
+        "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
+        "teacher_chain_acc": TEACHER_CHAIN_ACC,
+        "all_right": float(np.mean(R.min(axis=1) == 1)),
+        "all_wrong": float(np.mean(R.max(axis=1) == 0)),
+    }
