@@ -56,8 +56,9 @@ def main(paths):
         for s in sliders:
             ok = s["max_s"] <= SLIDER_BUDGET_S
             bad += not ok
-            print(f"{'ok ' if ok else 'OVER'} max {s['max_s']:.3f} s  mean {s['mean_s']:.3f} s  "
-                  f"({s['frames']} frames)  {s['slider']} in {s['notebook']}")
+            print(f"{'ok ' if ok else 'OVER'} max {s['max_s']:.3f} s  mean {s['mean_s']:.3f} s "
+                  f"(draw {s['draw_mean_s']:.3f} + render {s['render_mean_s']:.3f})  "
+                  f"{s['frames']} frames  {s['slider']} in {s['notebook']}")
     print("\nbudgets met" if not bad else f"\n{bad} budget(s) exceeded")
     return 1 if bad else 0
 

@@ -47,12 +47,13 @@ def test_scrubber_html_is_deterministic_and_has_all_frames():
         fig, ax = plots.figure(layout=None)
         ax.plot([0, 1], [0, v])
         return fig
-    pngs = [widgets.render_png(draw(v)) for v in (0, 1, 2)]
-    again = [widgets.render_png(draw(v)) for v in (0, 1, 2)]
-    assert pngs == again  # same figure -> same bytes -> same ids
-    html = widgets.scrubber_html(pngs, ["0", "1", "2"], 1, "G")
+    frames = [widgets.render_frame(draw(v)) for v in (0, 1, 2)]
+    again = [widgets.render_frame(draw(v)) for v in (0, 1, 2)]
+    assert frames == again  # same figure -> same bytes -> same ids
+    assert b"<dc:date>" not in frames[0] and b"<text" in frames[0]   # no timestamp; text as text
+    html = widgets.scrubber_html(frames, ["0", "1", "2"], 1, "G")
     assert html == widgets.scrubber_html(again, ["0", "1", "2"], 1, "G")
-    assert html.count("data:image/png;base64,") == 4  # three frames + the default <img>
+    assert html.count("data:image/svg+xml;base64,") == 4  # three frames + the default <img>
     assert 'max="2"' in html and 'value="1"' in html
 
 
