@@ -210,3 +210,20 @@ def test_group_baseline_including_self_scales_gradient_lecture16_exercise1():
         total += prob * a[0] * score[draw[0]]
     reinforce = np.sum(p * reward * score)
     assert total == pytest.approx((1 - 1 / G) * reinforce)
+
+
+def test_dynamic_sampling_cost_lecture6_exercise5():
+    # accuracy 0.9, groups of 8: P(all right) = 0.9^8 ≈ 0.43; 16 mixed groups need ≈ 16 / 0.57 ≈ 28 draws;
+    # half the problems at 0.99 and half at 0.81: P(all right) ≈ 0.55. Checked by sampling groups.
+    from toy.numsearch_train import degenerate_probability
+    rng = np.random.default_rng(6)
+    assert 0.9 ** 8 == pytest.approx(0.43, abs=0.005)
+    p_deg = float(degenerate_probability(0.9, 8))
+    assert 16 / (1 - p_deg) == pytest.approx(28, abs=0.5)
+    groups = (rng.random((200_000, 8)) < 0.9).astype(float)
+    assert rl.degenerate_fraction(groups) == pytest.approx(p_deg, abs=0.005)
+    p = np.repeat([0.99, 0.81], 100_000)[:, None]
+    mixed = (rng.random((200_000, 8)) < p).astype(float)
+    all_right = float(np.mean(mixed.min(axis=1) == 1))
+    assert all_right == pytest.approx(0.5 * 0.99 ** 8 + 0.5 * 0.81 ** 8, abs=0.005)
+    assert all_right == pytest.approx(0.55, abs=0.01)
