@@ -3,7 +3,8 @@
 - each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III
   notebooks that train the thinking model) uses that budget (60 s);
 - each slider update (one frame: compute + render) ≤ 0.1 s, as logged by ``toy.widgets``;
-- each executed notebook ≤ 1.5 MB.
+- each executed notebook ≤ 1.5 MB;
+- the kernel's peak memory (VmHWM, Linux) ≤ 1 GB.
 
     python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
 
@@ -19,7 +20,18 @@ import time
 import nbformat
 from nbclient import NotebookClient
 
-DEFAULT_BUDGET_S, SLIDER_BUDGET_S, SIZE_BUDGET_MB = 15.0, 0.1, 1.5
+DEFAULT_BUDGET_S, SLIDER_BUDGET_S, SIZE_BUDGET_MB, MEMORY_BUDGET_MB = 15.0, 0.1, 1.5, 1024
+
+
+def peak_memory_mb(pid):
+    """Peak resident memory of a process (Linux /proc VmHWM), in MB; NaN elsewhere."""
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def run(path, log):
@@ -30,8 +42,11 @@ def run(path, log):
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
-    client.execute()
-    return time.perf_counter() - t0, budget
+    client.execute(cleanup_kc=False)
+    seconds = time.perf_counter() - t0
+    memory = peak_memory_mb(client.km.provisioner.process.pid)
+    client._cleanup_kernel()          # nbclient's own (sync) kernel shutdown
+    return seconds, budget, memory
 
 
 def main(paths):
@@ -41,12 +56,13 @@ def main(paths):
     rows, bad = [], 0
     t_all = time.perf_counter()
     for p in paths:
-        seconds, budget = run(p, log)
+        seconds, budget, memory = run(p, log)
         size = p.stat().st_size / 1e6
-        ok = seconds <= budget and size <= SIZE_BUDGET_MB
+        ok = seconds <= budget and size <= SIZE_BUDGET_MB and not memory > MEMORY_BUDGET_MB
         bad += not ok
-        rows.append((str(p), seconds, budget, size, ok))
-        print(f"{'ok ' if ok else 'OVER'} {seconds:6.1f} s / {budget:4.0f} s  {size:5.2f} MB  {p}", flush=True)
+        rows.append((str(p), seconds, budget, size, memory, ok))
+        print(f"{'ok ' if ok else 'OVER'} {seconds:6.1f} s / {budget:4.0f} s  {size:5.2f} MB  "
+              f"peak {memory:5.0f} MB  {p}", flush=True)
     total = time.perf_counter() - t_all
     sliders = [json.loads(line) for line in open(log)] if os.path.getsize(log) else []
     os.unlink(log)
