@@ -10,8 +10,14 @@ Modules (each does one thing):
 - ``toy.widgets``  one slider helper that works live (ipywidgets) and static (scrubber)
 - ``toy.check``    exercise checkers: ``toy.check.<exercise>(answer)``
 - ``toy.show``     show a toy function's source in a notebook
+- ``toy.glue``     glue computed numbers for the prose, rounded to what the prose shows
 """
-from . import metrics, prob, rl  # noqa: F401
-from .source import show  # noqa: F401
+from ._blas import one_blas_thread
+
+one_blas_thread()           # outputs identical at any number of BLAS threads (see toy._blas)
+
+from . import metrics, prob, rl  # noqa: E402,F401
+from .prose import glue  # noqa: E402,F401
+from .source import show  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..metrics import pass_at_k
 from ..prob import sample_categorical
-from ._blas import single_thread_blas
+from .._blas import single_thread_blas
 from .task import MAX_ANSWER_LEN, N_DIGITS, STOI, make_prompts, true_answers, verify_tokens
 
 __all__ = ["evaluate", "pass_at_k_curve", "thinking_budget"]

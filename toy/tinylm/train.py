@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import rl
-from ._blas import single_thread_blas
+from .._blas import single_thread_blas
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    decode_rows, encode, make_prompts, teacher_answers, verify_tokens)

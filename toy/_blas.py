@@ -1,4 +1,11 @@
-"""Process settings for fast training: one BLAS thread, and freed memory kept for reuse.
+"""Process settings: one BLAS thread (set when ``toy`` is imported), and freed memory kept for
+reuse during training.
+
+**One BLAS thread, always.** A matrix product split over several threads may add its terms in
+another order, so its last bits can depend on how many threads run; a reader on a 1-core
+laptop would then see other digits than the committed outputs. ``import toy`` therefore calls
+``one_blas_thread()``: every output is the same at any ``OMP_NUM_THREADS`` /
+``OPENBLAS_NUM_THREADS``, and the toy's small matrices lose nothing by it.
 
 The tiny model's matrices are small (64 × 192): on a shared 2-core machine OpenBLAS's
 threading costs more than it saves (we measured 2–4× slower training with 2 threads). The
@@ -40,6 +47,22 @@ def _find():
 
 
 _API = _find()
+
+
+def one_blas_thread():
+    """Set OpenBLAS to one thread for the rest of the process; a no-op where numpy is linked
+    against another BLAS. Returns the number of threads it was using (None if unknown)."""
+    if _API is None:
+        return None
+    setter, getter = _API
+    before = getter()
+    setter(1)
+    return before
+
+
+def blas_threads():
+    """The number of threads OpenBLAS uses now (None where numpy uses another BLAS)."""
+    return None if _API is None else _API[1]()
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3       # glibc's mallopt parameter numbers

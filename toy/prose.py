@@ -1,0 +1,61 @@
+"""``toy.glue`` (this module is ``toy.prose``): put computed numbers into the prose, rounded to what the prose shows.
+
+A notebook glues each experimental number once and the markdown shows it with the *same*
+format spec::
+
+    glue(".3f", p1s8_std_plain=std_plain, p1s8_std_base=std_base)   # code cell
+    {glue:text}`p1s8_std_plain:.3f`                                   # markdown
+
+The value is rounded to what ``fmt`` prints (``format(value, fmt)`` read back), so the
+committed output holds ``0.325``, not the 16 digits of ``repr(float)`` that no reader sees
+and that can differ in the last place between machines. Numpy scalars become plain Python
+numbers (their ``np.float64(…)`` text cannot be read by a format spec). Strings are glued as
+they are (``fmt`` is then ignored).
+"""
+import math
+import numbers
+
+
+
+__all__ = ["glue", "rounded"]
+
+
+def rounded(value, fmt):
+    """``value`` rounded to exactly what ``format(value, fmt)`` shows, as a Python number.
+
+    ``rounded(0.12547888, ".3f") == 0.125``; ``rounded(0.4449, ".0%") == 0.44``;
+    ``rounded(3.04e-5, ".1e") == 3.0e-05``; ``rounded(6400, ",") == 6400``.
+    """
+    if not isinstance(fmt, str):
+        raise ValueError(f"fmt must be a format spec string such as '.3f', got {type(fmt).__name__}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"value must be a real number, got {type(value).__name__}")
+    if isinstance(value, numbers.Integral) and fmt in ("", "d", ","):
+        return int(value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value}")
+    try:
+        text = format(value, fmt)
+    except ValueError:
+        raise ValueError(f"fmt {fmt!r} is not a format spec for a number") from None
+    text = text.replace(",", "").replace("_", "").strip()
+    out = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    if out == 0.0:
+        out = 0.0                                   # no "-0.0"
+    return int(out) if fmt in ("d", ",") else out
+
+
+def glue(fmt, **values):
+    """Glue each ``name=value`` for the prose (not displayed in the cell), each value rounded
+    to what ``fmt`` shows (see ``rounded``); strings are glued unchanged."""
+    if not values:
+        raise ValueError("glue needs at least one name=value")
+    for name, value in values.items():
+        v = value if isinstance(value, str) else rounded(value, fmt)
+        _myst_glue(name, v, display=False)
+
+
+def _myst_glue(name, value, display):
+    from myst_nb import glue as myst_glue           # imported on first use: myst_nb is heavy
+    myst_glue(name, value, display=display)
