@@ -1,4 +1,4 @@
-"""Execute every notebook and print its time against the budget (DEVELOPERS.md):
+"""Execute every notebook and print its time against the budget (CONTRIBUTING.md, "Budgets"):
 
 - each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III
   notebooks that train the thinking model) uses that budget (60 s);

@@ -1,6 +1,6 @@
 r"""The course's equations, one small numpy function each.
 
-Every notebook and exercise calls these; their names are a stable API (see BOOK_SPEC).
+Every notebook and exercise calls these; their names are a stable API (the table in CONTRIBUTING.md).
 Shapes are written as comments: ``(B, G)`` = groups × samples per group, ``(N, T)`` =
 sequences × tokens.
 """
