@@ -501,3 +501,64 @@ def test_decode_rows_matches_decode():
     assert task.decode_rows(ids) == [task.decode(r) for r in ids]
     with pytest.raises(ValueError, match="ids"):
         task.decode_rows(np.array([[15]]))
+
+
+# ----------------------------------------------------------------------------- problems of varying length
+def test_make_prompts_with_varying_length():
+    d10, p10 = task.make_prompts(50, np.random.default_rng(3))
+    np.testing.assert_array_equal(d10, np.random.default_rng(3).integers(0, 10, size=(50, 10)))  # unchanged
+    d, p = task.make_prompts(2000, np.random.default_rng(3), min_digits=4)
+    k = task.n_digits(d)
+    assert set(np.unique(k)) == set(range(4, 11))
+    for row, prow, kk in zip(d[:50], p[:50], k[:50]):
+        assert np.all(row[:10 - kk] == task.PAD) and np.all(row[10 - kk:] >= 0)
+        assert task.decode(prow) == "$" * (10 - kk) + "".join(map(str, row[10 - kk:])) + "="
+
+
+def test_short_problem_by_hand():
+    d = np.array([[task.PAD] * 6 + [9, 4, 5, 8]])          # 9 + 4 + 5 + 8 = 26 → 6
+    assert task.true_answers(d)[0] == 6 and task.n_digits(d)[0] == 4
+    np.testing.assert_array_equal(task.running_sums(d)[0, 6:], [9, 3, 8, 6])
+    assert task.think_answer(task.running_sums(d)[0, 6:]) == "[9386]#6$"
+    assert task.verify("[9386]#6$", d) == 1.0 and task.verify("#6$", d) == 1.0
+    assert task.verify("[9386000006]#6$", d) == 0.0            # ten chain digits for a 4-digit problem
+    assert task.parse_answer("[9386]#6$", k=4)[0] == "think"
+    assert task.parse_answer("[9386]#6$")[0] == "malformed"     # the 10-digit task needs 10
+
+
+def test_verify_tokens_matches_verify_batch_on_varying_lengths():
+    rng = np.random.default_rng(11)
+    d, _ = task.make_prompts(300, rng, min_digits=3)
+    answers = task.teacher_answers(d, rng)
+    answers[::7] = ["[" + a[1:] if a.startswith("#") else a[:-3] + "#1$" for a in answers[::7]]
+    answers[1::9] = [a[:3] + a[4:] for a in answers[1::9]]      # drop a chain digit: malformed
+    ids = np.full((len(answers), 16), task.EOS)
+    for i, a in enumerate(answers):
+        e = task.encode(a)
+        ids[i, :len(e)] = e
+    fast, slow = task.verify_tokens(ids, d), task.verify_batch(answers, d)
+    for key in slow:
+        np.testing.assert_array_equal(fast[key], slow[key], err_msg=key)
+    assert 0 < fast["think"].mean() < 1 and 0 < fast["chain_ok"].sum() < fast["think"].sum()
+
+
+def test_teacher_on_short_problems():
+    d, _ = task.make_prompts(200, np.random.default_rng(2), min_digits=2)
+    answers = task.teacher_answers(d, np.random.default_rng(0), think_prob=1.0, error_rate=0.0)
+    v = task.verify_batch(answers, d)
+    assert np.all(v["think"] == 1) and np.all(v["chain_ok"] == 1) and np.all(v["reward"] == 1)
+    np.testing.assert_array_equal(v["length"], task.n_digits(d) + 5)
+
+
+@pytest.mark.parametrize("kwargs, arg", [({"min_digits": 0}, "min_digits"), ({"min_digits": 11}, "min_digits"),
+                                         ({"min_digits": 2.5}, "min_digits")])
+def test_make_prompts_bad_min_digits(kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        task.make_prompts(3, np.random.default_rng(0), **kwargs)
+
+
+def test_padding_only_on_the_left():
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[1, task.PAD] + [2] * 8]))
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[task.PAD] * 10]))

@@ -41,6 +41,7 @@ class SFTConfig:
     think_prob: float = 0.5              # share of think-first answers in the teacher's data
     teacher_error_rate: float = TEACHER_ERROR_RATE   # P(a teacher's thinking step is wrong)
     seed: int = 0                        # seeds the init and the data
+    min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
 
 def _pad_answers(prompts, answers):
@@ -85,7 +86,7 @@ def sft_warmup(cfg=None, callback=None):
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
     for step in range(cfg.steps):
-        digits, prompts = make_prompts(cfg.batch_size, rng)
+        digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
         answers = teacher_answers(digits, rng, cfg.think_prob, cfg.teacher_error_rate)
         seqs, mask = _pad_answers(prompts, answers)                           # (n, T), (n, T-1)
         lp, probs = token_logprobs(model.forward(seqs[:, :-1]), seqs[:, 1:])  # (n, T-1)
@@ -114,6 +115,7 @@ class RLConfig:
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
+    min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
         if self.algo not in ALGOS:
@@ -272,7 +274,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     for step in range(cfg.steps):
         # 1. rollouts
         if prompt_sampler is None:
-            digits, _ = make_prompts(cfg.n_prompts, rng)
+            digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
         ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature)
