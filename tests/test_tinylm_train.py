@@ -265,14 +265,14 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
 # ----------------------------------------------------------------------------- curriculum
 def test_curriculum_sampler_update_and_draws_naive():
     pool = np.arange(60).reshape(6, 10) % 10
-    s = T.CurriculumSampler(pool, init=0.5, decay=0.75, floor=0.1)
+    s = T.CurriculumSampler(pool, init=0.95, decay=0.75, floor=0.1)      # the floor binds at first
     rng, ref_rng = np.random.default_rng(4), np.random.default_rng(4)
-    success = [0.5] * 6
+    success = [0.95] * 6
     for step in range(5):
         p = [max(1 - x, 0.1) for x in success]
         idx = ref_rng.choice(6, size=4, replace=False, p=np.array(p) / sum(p))
         np.testing.assert_array_equal(s(4, rng), pool[idx])
-        rewards = (np.arange(12).reshape(4, 3) + step) % 3 == 0             # (n, G)
+        rewards = np.random.default_rng(step).random((4, 3)) < 0.3          # (n, G)
         s.update(rewards)
         for i, j in enumerate(idx):
             success[j] = 0.75 * success[j] + 0.25 * rewards[i].mean()
@@ -282,3 +282,19 @@ def test_curriculum_sampler_update_and_draws_naive():
     s.last = np.array([0])
     s.update([[1, 1]])
     np.testing.assert_allclose(s.success, [0.625, 0.5])
+
+
+def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sft_model):
+    rollouts = []
+    real_rollout = T.rollout
+    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+    pool = task.make_prompts(12, np.random.default_rng(0))[0]
+    s = T.CurriculumSampler(pool)
+    T.train_rl(sft_model, T.RLConfig(steps=1, n_prompts=8, group_size=8), seed=0, prompt_sampler=s)
+    ro, G = rollouts[0], 8
+    ref = np.full(12, 0.5)
+    for i, j in enumerate(s.last):                          # prompt i of the batch is pool[j]
+        np.testing.assert_array_equal(ro.digits[i * G:(i + 1) * G], np.repeat(pool[j][None], G, 0))
+        ref[j] = 0.5 * 0.5 + 0.5 * ro.reward[i * G:(i + 1) * G].mean()
+    assert ro.reward.any()
+    np.testing.assert_allclose(s.success, ref, rtol=1e-12)
