@@ -1,7 +1,7 @@
 """``make bench``: time the fast trainers, execute every notebook, and print each time against
 its budget (the notebook budgets are those of CONTRIBUTING.md):
 
-- each trainer of ``kernels()`` ≤ its budget (1 s: the notebooks and the unit tests re-run them);
+- each trainer of ``trainers()`` ≤ its budget (1 s: the notebooks and the unit tests re-run them);
 - each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III
   notebooks that train the thinking model) uses that budget (60 s);
 - each slider update (one frame: compute + render) ≤ 0.1 s, as logged by ``toy.widgets``;
@@ -9,7 +9,7 @@ its budget (the notebook budgets are those of CONTRIBUTING.md):
 - the kernel's peak memory (VmHWM, Linux) ≤ 1 GB.
 
     python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
-    python scripts/bench.py --kernels           # only the trainers
+    python scripts/bench.py --trainers           # only the trainers
 
 Timing lives here, not in the unit tests: a wall-clock assert fails on a busy machine and
 passes on a fast one whatever the code does.
@@ -40,7 +40,7 @@ def peak_memory_mb(pid):
     return float("nan")
 
 
-def kernels():
+def trainers():
     """(name, budget in s, function) of each fast trainer that is timed."""
     from toy import arith as A
     from toy import arith_train as T
@@ -53,11 +53,11 @@ def kernels():
     ]
 
 
-def time_kernels(repeat=3):
-    """Print each kernel's best time of ``repeat`` runs against its budget; returns the number over."""
+def time_trainers(repeat=3):
+    """Print each trainer's best time of ``repeat`` runs against its budget; returns the number over."""
     bad = 0
     print("trainers (best of %d runs):" % repeat)
-    for name, budget, fn in kernels():
+    for name, budget, fn in trainers():
         best = float("inf")
         for _ in range(repeat):
             t0 = time.perf_counter()
@@ -86,8 +86,8 @@ def run(path, log):
 
 
 def main(args):
-    bad = time_kernels()
-    if args == ["--kernels"]:
+    bad = time_trainers()
+    if args == ["--trainers"]:
         return 1 if bad else 0
     paths = [pathlib.Path(p) for p in args] or sorted(
         p for p in pathlib.Path("notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
