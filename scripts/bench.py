@@ -9,7 +9,7 @@ its budget (the notebook budgets are those of CONTRIBUTING.md):
 - the kernel's peak memory (VmHWM, Linux) ≤ 1 GB.
 
     python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
-    python scripts/bench.py --trainers           # only the trainers
+    python scripts/bench.py --trainers          # only the trainers
 
 Timing lives here, not in the unit tests: a wall-clock assert fails on a busy machine and
 passes on a fast one whatever the code does.
