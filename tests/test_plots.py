@@ -125,3 +125,13 @@ def test_advantage_table_colours_each_cell_by_its_sign_and_size():
             assert colours.pop(f"row{i}_col{j}") == expected, (col, i)
     assert colours == {}                                             # the count column is not coloured
     assert ">-0.50<" in html and ">0.25<" in html
+
+
+def test_figure_sizes():
+    """6 in wide for one column, 4.2 in per column otherwise, 3.3 in per row."""
+    for args, kw, size, n_axes in [((), {}, (6.0, 3.3), 1), ((2,), {}, (8.4, 3.3), 2),
+                                   ((3, 2), {}, (12.6, 6.6), 6), ((), {"width": 5, "height": 2}, (5, 2), 1)]:
+        fig, axes = plots.figure(*args, **kw)
+        assert tuple(fig.get_size_inches()) == pytest.approx(size)
+        assert np.size(axes) == n_axes
+        matplotlib.pyplot.close(fig)
