@@ -1,4 +1,5 @@
-# RL for Reasoning, by Hand — every command sets itself up on a fresh machine (needs python3 >= 3.10).
+# RL for Reasoning, by Hand — every command sets itself up on a fresh machine (needs python3 >= 3.11.5:
+# the pinned requirements.txt needs it, e.g. soupsieve 4.1.3; numpy, pandas, matplotlib and ipython need 3.11).
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 VENV   := .venv
@@ -17,7 +18,11 @@ help:
 
 setup: $(STAMP)
 
+PYTHON_FLOOR := 3.11.5
+
 $(STAMP): requirements.txt pyproject.toml
+	@python3 -c 'import sys; v = sys.version_info[:3]; sys.exit(0 if v >= (3, 11, 5) else \
+	  "make: this book needs Python >= $(PYTHON_FLOOR) (python3 is %d.%d.%d): install a newer python3 and retry" % v)'
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt

@@ -1,5 +1,5 @@
 """``make bench``: time the fast trainers, execute every notebook, and print each time against
-its budget (the notebook budgets are those of CONTRIBUTING.md):
+its budget (the notebook budgets are CONTRIBUTING.md's, "Budgets"):
 
 - each trainer of ``trainers()`` ≤ its budget (1 s: the notebooks and the unit tests re-run them);
 - each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III

@@ -36,3 +36,39 @@ def test_degenerate_prob(capsys):
     assert "raised ZeroDivisionError" in capsys.readouterr().out
     check.degenerate_prob(lambda p, G: None)
     assert "returned None" in capsys.readouterr().out
+
+
+def test_hard_problem_advantages_lecture_numbers(capsys):
+    """Lecture exercise 3's worked answer: GRPO +2.65 / −0.38, Dr. GRPO +0.875 / −0.125."""
+    check.hard_problem_advantages([2.65] + [-0.38] * 7, [0.875] + [-0.125] * 7)
+    out = capsys.readouterr().out
+    assert out.count("✓") == 2 and "✗" not in out
+    check.hard_problem_advantages([2.78] + [-0.40] * 7, [0.875] + [-0.125] * 7)   # sample std
+    assert "✗ GRPO's advantages" in capsys.readouterr().out
+
+
+def test_per_token_weights_lecture_numbers(capsys):
+    """Lecture exercise 4: GRPO +0.01 / −0.001 per token, Dr. GRPO ±0.001."""
+    check.per_token_weights(lambda L, A, t, m: [0.01, -0.001] if (list(L), t) == ([100, 1000], "grpo")
+                            else [0.001, -0.001] if list(L) == [100, 1000]
+                            else np.asarray(A) / (np.asarray(L) if t == "grpo" else m))
+    assert capsys.readouterr().out.startswith("✓ all 4 cases pass")
+    check.per_token_weights(lambda L, A, t, m: np.asarray(A) / np.asarray(L))      # GRPO's rule for both
+    assert "✗ case 'the same group, Dr. GRPO" in capsys.readouterr().out
+
+
+def test_kimi_length_reward_lecture_numbers(capsys):
+    """Lecture exercise 5: λ = 0.5, 0.25, 0, −0.5 → rewards +0.5, +0.25, 0, −0.5."""
+    lecture = {(200, 400, 600, 1000): [0.5, 0.25, 0.0, -0.5]}
+
+    def answer(L, c):
+        if tuple(L) in lecture:
+            return lecture[tuple(L)]
+        if L.max() == L.min():
+            return np.zeros(len(L))
+        lam = 0.5 - (L - L.min()) / (L.max() - L.min())
+        return np.where(c, lam, np.minimum(0, lam))
+    check.kimi_length_reward(answer)
+    assert capsys.readouterr().out.startswith("✓ all 4 cases pass")
+    check.kimi_length_reward(lambda L, c: 0.5 - (L - L.min()) / max(L.max() - L.min(), 1))  # no min(0, λ)
+    assert "✗ case 'a short wrong answer'" in capsys.readouterr().out
