@@ -50,18 +50,19 @@ def _naive_adam(x0, grads, lrs, b1=0.9, b2=0.999, eps=1e-8, clip=1.0):
     return out
 
 
-@pytest.mark.parametrize("clip, gscale", [(0.0, 1e-6), (1.0, 1e-6), (1.0, 3.0)])
+@pytest.mark.parametrize("clip, gscale", [(0.0, [1e-6] * 6), (1.0, [1e-6] * 6), (None, [3, 0.3, 0.1, 2, 0.4, 0.1])])
 def test_adam_matches_a_naive_scalar_loop(clip, gscale):
     """Six steps of ``Adam`` (default β1 = 0.9, β2 = 0.999, ε = 1e-8, bias correction, global-norm
-    clipping) against the scalar loop above. Gradients of size 1e-6 make ε matter (√v̂ ≈ 1e-6);
-    size 3 makes the clipping act; the learning rate changes every step (as in SFT)."""
+    clipping, by default at 1) against the scalar loop above. Gradients of size 1e-6 make ε matter
+    (√v̂ ≈ 1e-6); sizes from 0.1 to 3 make the clipping act on some steps only; the learning rate
+    changes every step (as in SFT)."""
     rng = np.random.default_rng(0)
     x0 = {"a": rng.normal(size=3), "b": rng.normal(size=2)}
-    grads = [{k: (gscale * rng.normal(size=len(v))).tolist() for k, v in x0.items()} for _ in range(6)]
+    grads = [{k: (gs * rng.normal(size=len(v))).tolist() for k, v in x0.items()} for gs in gscale]
     lrs = [0.1, 0.05, 0.2, 0.1, 0.01, 0.3]
     model = _Params(**x0)
-    opt = M.Adam(0.1, grad_clip=clip)
-    ref = _naive_adam({k: v.tolist() for k, v in x0.items()}, grads, lrs, clip=clip)
+    opt = M.Adam(0.1) if clip is None else M.Adam(0.1, grad_clip=clip)
+    ref = _naive_adam({k: v.tolist() for k, v in x0.items()}, grads, lrs, clip=1.0 if clip is None else clip)
     for t, (g, lr) in enumerate(zip(grads, lrs)):
         model.grads = {k: np.array(gk) for k, gk in g.items()}
         opt.step(model, lr=lr)
