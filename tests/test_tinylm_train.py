@@ -258,7 +258,8 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     cfg1 = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=1, lr=0.01)
     _, h1 = T.train_rl(m, cfg1, seed=0)
     for step, (ro, (_, values, _)) in enumerate(zip(rollouts, targets)):
-        vloss = 0.5 * sum((values[i, t] - ro.reward[i]) ** 2 for i, t in zip(*np.nonzero(ro.mask))) / ro.mask.sum()
+        tokens = list(zip(*np.nonzero(ro.mask)))
+        vloss = 0.5 * sum((values[i, t] - ro.reward[i]) ** 2 for i, t in tokens) / len(tokens)
         assert h1["value_loss"][step] == pytest.approx(vloss, rel=1e-5)
         assert h1["loss"][step] == pytest.approx(0.5 * vloss, rel=1e-4, abs=1e-7)
 
