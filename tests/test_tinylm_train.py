@@ -300,3 +300,40 @@ def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sf
         ref[j] = 0.5 * 0.5 + 0.5 * ro.reward[i * G:(i + 1) * G].mean()
     assert ro.reward.any()
     np.testing.assert_allclose(s.success, ref, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the other advantages
+@pytest.mark.parametrize("algo, loss_type, max_len", [("grpo", "grpo", None), ("dr_grpo", "dr_grpo", 16),
+                                                      ("rft", "grpo", None), ("ppo", "dapo", None)])
+def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_type, max_len):
+    """Each algorithm's advantages, rows and loss type as ``train_rl`` passes them to
+    ``policy_loss``, against a loop over the groups of each step's rollout: GRPO / Dr. GRPO apply
+    ``toy.rl``'s advantage to each prompt's G rewards; RFT keeps the right answers with A = 1."""
+    from toy import rl
+    rollouts, calls = [], []
+    real_rollout, real_loss = T.rollout, T.policy_loss
+    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+
+    def rec_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml):
+        calls.append((np.array(adv), np.array(mask), lt, ml))
+        return real_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml)
+
+    monkeypatch.setattr(T, "policy_loss", rec_loss)
+    G = 8
+    T.train_rl(sft_model, T.RLConfig(algo=algo, steps=2, n_prompts=8, group_size=G), seed=0)
+    assert len(calls) == 2
+    for ro, (adv, mask, lt, ml) in zip(rollouts, calls):
+        assert (lt, ml) == (loss_type, max_len)
+        if algo == "ppo":
+            continue                                          # per token: test_train_rl_ppo_... above
+        groups = [ro.reward[g * G:(g + 1) * G] for g in range(8)]
+        if algo == "rft":
+            keep = [i for i, r in enumerate(ro.reward) if r > 0]
+            np.testing.assert_array_equal(adv, np.ones(len(keep)))
+            np.testing.assert_array_equal(mask, ro.mask[keep])
+        else:
+            fn = rl.grpo_advantages if algo == "grpo" else rl.dr_grpo_advantages
+            ref = np.concatenate([fn(r[None, :])[0] for r in groups])
+            np.testing.assert_allclose(adv, ref, rtol=1e-12, atol=1e-15)
+            np.testing.assert_array_equal(mask, ro.mask)
+    assert any(0 < r.mean() < 1 for ro in rollouts for r in ro.reward.reshape(8, G))   # a mixed group
