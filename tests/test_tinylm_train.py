@@ -220,8 +220,8 @@ def test_ppo_targets_naive_loop():
 
 
 def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
-    """In ``train_rl`` (PPO) the policy loss gets the normalised advantages of R − V, and the
-    value loss is ½·token-mean of (V − R)², R each answer's reward, at every step and update."""
+    """In ``train_rl`` (PPO) every update of a batch gets the normalised advantages of R − V(π_old),
+    and the value loss is ½·token-mean of (V − R)², R each answer's reward, at every step."""
     rollouts, targets, calls = [], [], []
     real_rollout, real_targets, real_loss = T.rollout, T._ppo_targets, T.policy_loss
 
@@ -254,9 +254,11 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     assert all(ro.reward.any() for ro in rollouts)                     # every step has a reward
     # one update per batch: the value loss is that of the values the targets were computed
     # from, and the loss at ratio 1 is −token-mean(Â) (= 0: Â is centred) + vf_coef · value loss
-    rollouts.clear(), targets.clear()
+    rollouts.clear()
+    targets.clear()
     cfg1 = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=1, lr=0.01)
     _, h1 = T.train_rl(m, cfg1, seed=0)
+    assert len(targets) == 3
     for step, (ro, (_, values, _)) in enumerate(zip(rollouts, targets)):
         tokens = list(zip(*np.nonzero(ro.mask)))
         vloss = 0.5 * sum((values[i, t] - ro.reward[i]) ** 2 for i, t in tokens) / len(tokens)
