@@ -1,6 +1,4 @@
 """The Part III checkers accept right answers and reject wrong ones (never raise)."""
-import math
-
 import numpy as np
 
 from toy.check import part3 as check
@@ -11,13 +9,22 @@ def right(p, G):
     return p ** G + (1 - p) ** G
 
 
-def test_degenerate_prob_reference_by_enumeration():
-    # enumerate all 2^G outcomes of a group for small G and count the all-equal ones
-    for p in (0.0, 0.2, 0.5, 0.9):
-        for G in (2, 3, 5):
-            prob = sum(math.prod(p if o >> i & 1 else 1 - p for i in range(G))
-                       for o in range(2 ** G) if o in (0, 2 ** G - 1))
-            assert abs(right(p, G) - prob) < 1e-12
+def test_degenerate_prob_accepts_enumeration_and_rejects_half_of_it(capsys):
+    def enumerated(p, G, kinds=("all right", "all wrong")):
+        """P(all right) and P(all wrong), answer by answer (elementwise on arrays of p)."""
+        right, wrong = np.ones_like(np.asarray(p, float)), np.ones_like(np.asarray(p, float))
+        for _ in range(G):
+            right, wrong = right * p, wrong * (1 - np.asarray(p, float))
+        return ("all right" in kinds) * right + ("all wrong" in kinds) * wrong
+
+    check.degenerate_prob(enumerated)
+    assert capsys.readouterr().out == "✓ all 6 cases pass\n"
+    check.degenerate_prob(lambda p, G: enumerated(p, G, kinds=("all right",)))
+    out = capsys.readouterr().out
+    assert out.startswith("✗ case 'p = 0.5, G = 2': expected 0.5, got 0.25") and "two fair coins" in out
+    check.degenerate_prob(lambda p, G: enumerated(p, G) if G != 32 else enumerated(p, 31))
+    out = capsys.readouterr().out                                        # 0.7^32, then 0.7^31
+    assert "case 'p = 0.3, G = 32': expected 1.104e-05, got 1.578e-05" in out
 
 
 def test_degenerate_prob(capsys):

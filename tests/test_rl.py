@@ -217,8 +217,8 @@ def test_dynamic_sampling_cost_lecture6_exercise5():
     # half the problems at 0.99 and half at 0.81: P(all right) ≈ 0.55. Checked by sampling groups.
     from toy.numsearch_train import degenerate_probability
     rng = np.random.default_rng(6)
-    assert 0.9 ** 8 == pytest.approx(0.43, abs=0.005)
     p_deg = float(degenerate_probability(0.9, 8))
+    assert p_deg == pytest.approx(0.43, abs=0.005)               # the lecture's 0.43 (+ 1e-8 all wrong)
     assert 16 / (1 - p_deg) == pytest.approx(28, abs=0.5)
     groups = (rng.random((200_000, 8)) < 0.9).astype(float)
     assert rl.degenerate_fraction(groups) == pytest.approx(p_deg, abs=0.005)

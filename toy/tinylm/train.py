@@ -201,6 +201,17 @@ def policy_loss(logp, old_logp, adv, mask, loss_type, clip_eps=0.2, beta=0.0, re
     return loss, aggregate_weights(mask, loss_type, max_len) * d_per_token, info
 
 
+def _ppo_targets(reward, values, mask):
+    """PPO's value targets and advantages, per token (GAE with γ = λ = 1): every token's return
+    is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
+    over the tokens of ``mask`` (N, T) (as CleanRL). Returns ``(ret, adv)``, both (N, T)."""
+    ret = np.broadcast_to(reward[:, None], values.shape)                      # return = final reward
+    a = ret - values                                                          # A_t = R − V(s_t)
+    mu = (a * mask).sum() / mask.sum()
+    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
+    return ret, (a - mu) / (sd + 1e-8)                                        # normalised
+
+
 class DistinctRows:
     """The distinct rows among ``seqs[needed]`` (N, T), sorted, so that rows with the same prompt
     are consecutive and ``share`` (keyword arguments for ``TinyLM.forward``) lets the model run
@@ -315,12 +326,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                 logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
             if u == 0:
                 old_logp = logp.copy()                                        # π_old: the sampler
-                if cfg.algo == "ppo":                                         # GAE, γ = λ = 1:
-                    ret = np.broadcast_to(ro.reward[:, None], logp.shape)     # return = final reward
-                    a = ret - values                                          # A_t = R − V(s_t)
-                    mu = (a * mask).sum() / mask.sum()
-                    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
-                    adv = (a - mu) / (sd + 1e-8)                              # normalised (as CleanRL)
+                if cfg.algo == "ppo":
+                    ret, adv = _ppo_targets(ro.reward, values, mask)
             loss, dlogp, info = policy_loss(logp, old_logp, adv, mask, loss_type, cfg.clip_eps,
                                             cfg.beta, ref_logp, max_len)
             dvalues = None
