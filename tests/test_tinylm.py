@@ -511,15 +511,16 @@ def test_make_prompts_with_varying_length():
     k = task.n_digits(d)
     assert set(np.unique(k)) == set(range(4, 11))
     for row, prow, kk in zip(d[:50], p[:50], k[:50]):
-        assert np.all(row[:10 - kk] == task.PAD) and np.all(row[10 - kk:] >= 0)
-        assert task.decode(prow) == "$" * (10 - kk) + "".join(map(str, row[10 - kk:])) + "="
+        assert np.all(row[kk:] == task.PAD) and np.all(row[:kk] >= 0)
+        assert task.decode(prow) == "".join(map(str, row[:kk])) + "$" * (10 - kk) + "="
 
 
 def test_short_problem_by_hand():
-    d = np.array([[task.PAD] * 6 + [9, 4, 5, 8]])          # 9 + 4 + 5 + 8 = 26 → 6
+    d = np.array([[9, 4, 5, 8] + [task.PAD] * 6])          # 9 + 4 + 5 + 8 = 26 → 6
     assert task.true_answers(d)[0] == 6 and task.n_digits(d)[0] == 4
-    np.testing.assert_array_equal(task.running_sums(d)[0, 6:], [9, 3, 8, 6])
-    assert task.think_answer(task.running_sums(d)[0, 6:]) == "[9386]#6$"
+    np.testing.assert_array_equal(task.running_sums(d)[0, :4], [9, 3, 8, 6])
+    assert task.think_answer(task.running_sums(d)[0, :4]) == "[9386]#6$"
+    assert task.decode(task.prompts_of(d)[0]) == "9458$$$$$$="
     assert task.verify("[9386]#6$", d) == 1.0 and task.verify("#6$", d) == 1.0
     assert task.verify("[9386000006]#6$", d) == 0.0            # ten chain digits for a 4-digit problem
     assert task.parse_answer("[9386]#6$", k=4)[0] == "think"
@@ -560,5 +561,7 @@ def test_make_prompts_bad_min_digits(kwargs, arg):
 def test_padding_only_on_the_left():
     with pytest.raises(ValueError, match="PAD"):
         task.true_answers(np.array([[1, task.PAD] + [2] * 8]))
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[task.PAD] + [2] * 9]))
     with pytest.raises(ValueError, match="PAD"):
         task.true_answers(np.array([[task.PAD] * 10]))

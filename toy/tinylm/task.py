@@ -2,8 +2,11 @@ r"""The task of Part III §5: sum ten digits, answer the units digit.
 
 A prompt is 10 random digits followed by ``=``, e.g. ``9458073021=`` (sum 39, answer 9).
 With ``min_digits`` < 10 (the task of varying difficulty) a problem has k digits, k uniform in
-``min_digits``..10, left-padded with ``$`` to the same 10 positions: ``$$$$$$9458=`` (sum 26,
-answer 6); the digit arrays hold ``PAD`` (−1) there, and a think-first chain has k digits.
+``min_digits``..10, padded on the right with ``$`` to the same 10 positions: ``9458$$$$$$=``
+(sum 26, answer 6); the digit arrays hold ``PAD`` (−1) there, and a think-first chain has k
+digits. (Padding on the right keeps chain digit j next to prompt digit j, as in the 10-digit
+task; with padding on the left the tiny model has to find where a problem starts, and after the
+warm-up its chains were never right.)
 An answer comes in one of two formats:
 
 - direct:       ``#9$``
@@ -78,7 +81,7 @@ def make_prompts(n, rng, min_digits=N_DIGITS):
     (the digits followed by ``=``). Returns ``(digits, prompts)``.
 
     With ``min_digits`` < 10 each problem has k digits, k uniform in ``min_digits``..10, and
-    ``PAD`` in its first 10 − k positions (``$`` in the prompt)."""
+    ``PAD`` in its last 10 − k positions (``$`` in the prompt)."""
     if int(n) != n or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n}")
     if isinstance(min_digits, bool) or int(min_digits) != min_digits or not 1 <= min_digits <= N_DIGITS:
@@ -86,7 +89,7 @@ def make_prompts(n, rng, min_digits=N_DIGITS):
     digits = rng.integers(0, 10, size=(int(n), N_DIGITS))               # (n, 10)
     if min_digits < N_DIGITS:
         k = rng.integers(int(min_digits), N_DIGITS + 1, size=int(n))     # digits of each problem
-        digits = np.where(np.arange(N_DIGITS) < (N_DIGITS - k)[:, None], PAD, digits)
+        digits = np.where(np.arange(N_DIGITS) >= k[:, None], PAD, digits)
     return digits, prompts_of(digits)
 
 
@@ -105,8 +108,8 @@ def _digits(digits):
         raise ValueError(f"digits must have shape (n, {N_DIGITS}) with entries 0..9 (or PAD = {PAD} "
                          f"as left padding), got shape {d.shape}")
     pad = d == PAD
-    if np.any(pad[:, 1:] & ~pad[:, :-1]) or np.any(pad[:, -1]):
-        raise ValueError("digits may hold PAD only before the first digit (left padding), with at least one digit")
+    if np.any(pad[:, :-1] & ~pad[:, 1:]) or np.any(pad[:, 0]):
+        raise ValueError("digits may hold PAD only after the last digit (right padding), with at least one digit")
     return d.astype(np.int64)
 
 
@@ -127,7 +130,7 @@ def true_answers(digits):
 
 def running_sums(digits):
     """The correct chain: units digit of the running sum after each digit, (n, 10). For a
-    padded problem of k digits the chain is the last k entries (the padding's are 0)."""
+    padded problem of k digits the chain is the first k entries."""
     return np.cumsum(_values(digits), axis=1) % 10
 
 
@@ -167,7 +170,7 @@ def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
         s, chain = 0, []
         for j in range(N_DIGITS):
             if d[i, j] == PAD:
-                continue                                                # no step for the padding
+                break                                                   # the problem has ended
             s = (s + d[i, j]) % 10
             if slip[i, j]:
                 s = (s + offset[i, j]) % 10                             # write a wrong digit, carry on
@@ -229,7 +232,7 @@ def verify_batch(answers, digits):
         out["think"][i] = fmt == "think"
         out["direct"][i] = fmt == "direct"
         if fmt == "think":
-            out["chain_ok"][i] = all(int(c) == x for c, x in zip(chain, chains[i][N_DIGITS - ks[i]:]))
+            out["chain_ok"][i] = all(int(c) == x for c, x in zip(chain, chains[i][:ks[i]]))
     return out
 
 
@@ -255,7 +258,6 @@ def verify_tokens(ans, digits):
     think = ((end == k + 4) & (a[:, 0] == STOI["["]) & (isdig[:, 1:N_DIGITS + 1] | ~in_chain).all(axis=1)
              & (at(k + 1) == STOI["]"]) & (at(k + 2) == STOI["#"]) & (at(k + 3) >= 0) & (at(k + 3) <= 9))
     final = np.where(direct, a[:, 1], np.where(think, at(k + 3), -1))
-    right = np.take_along_axis(running_sums(d), np.clip(N_DIGITS - k[:, None] + np.arange(N_DIGITS), 0, N_DIGITS - 1), axis=1)
-    chain_ok = think & ((a[:, 1:N_DIGITS + 1] == right) | ~in_chain).all(axis=1)
+    chain_ok = think & ((a[:, 1:N_DIGITS + 1] == running_sums(d)) | ~in_chain).all(axis=1)
     return {"reward": (final == true_answers(d)).astype(float), "think": think.astype(float),
             "direct": direct.astype(float), "chain_ok": chain_ok.astype(float), "length": length}
