@@ -27,4 +27,4 @@ def degenerate_prob(fn):
              ref(np.array([0.0, 0.25, 0.5, 1.0]), 4),
              hint="use numpy operations (p ** G) so that an array of p works elementwise"),
     ]
-    run_cases(fn, cases, "your degenerate-group probability")
+    return run_cases(fn, cases, "your degenerate-group probability")
