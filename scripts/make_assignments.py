@@ -10,7 +10,7 @@ Each exercise becomes (exercises.py reads them):
 - its prompt: a read-only markdown cell (``locked``);
 - a code exercise: ONE answer cell holding the book's stub, then the book's solution between
   ``### BEGIN SOLUTION`` / ``### END SOLUTION`` (nbgrader removes the solution, so students see
-  the stub; ``code_stub`` is empty);
+  the stub; ``code_stub`` is empty; where the book has no stub, a "# your code here" line);
 - its checker call: an autograded test cell, ``assert``-ing on the checker's result, with points;
   a code exercise without a checker is graded by hand (its answer cell gets the points);
 - a written answer (the prose ``{solution}``, or prose inside a gated code solution): a manually
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import exercises as ex
 
+NO_STUB = "# your code here\n"      # what students see where the book gives no stub
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 CONFIG = '''# nbgrader configuration of the course made by scripts/make_assignments.py
 c = get_config()
@@ -98,7 +99,7 @@ def convert(section):
             cells.append(markdown(f"### Exercise: {e.title}\n\n{e.prompt}",
                                   nbgrader_meta(e.label, locked=True)))
         elif what == "answer-code":
-            stub = units[e.stub].text.rstrip("\n") + "\n" if e.stub is not None else ""
+            stub = units[e.stub].text.rstrip("\n") + "\n" if e.stub is not None else NO_STUB
             solution = "\n\n".join(units[j].text.strip("\n") for j in e.solution_code)
             by_hand = e.checker is None and e.written is None and not e.solution_prose
             cells.append(code(f"{stub}### BEGIN SOLUTION\n{solution}\n### END SOLUTION",

@@ -64,7 +64,7 @@ def test_cells_of_each_kind():
     assert meta["ex-c-check"] == {"grade": True, "grade_id": "ex-c-check", "locked": True, "points": 2,
                                   "schema_version": 3, "solution": False, "task": False}
     assert meta["ex-d-code"]["grade"] and meta["ex-d-code"]["points"] == 2     # no checker: by hand
-    assert g["ex-d-code"]["source"] == "### BEGIN SOLUTION\nrun()\n### END SOLUTION"
+    assert g["ex-d-code"]["source"] == "# your code here\n### BEGIN SOLUTION\nrun()\n### END SOLUTION"
     assert [c["source"] for c in nb["cells"][:1]] == ["# Title\n\nprose"]
 
 
