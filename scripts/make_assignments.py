@@ -17,10 +17,13 @@ Each exercise becomes (exercises.py reads them):
   graded markdown answer cell holding the book's solution (nbgrader replaces it by "YOUR ANSWER
   HERE").
 
-Points per cell: ``exercises.POINTS``. All other cells are copied without their outputs.
+Points per cell: ``exercises.POINTS``. All other cells are copied without their outputs. Markdown
+is made readable in plain Jupyter: each ``{glue:text}`name:fmt``` becomes the number the book
+shows (from the notebook's committed glue outputs), each ``{cite}`key``` becomes ``[key]``.
 """
 import ast
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -37,6 +40,32 @@ c.ClearSolutions.code_stub = {"python": ""}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 300
 '''
+
+
+GLUE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
+CITE = re.compile(r"\{cite(?::\w+)?\}`([^`]+)`")
+RECORD = "application/papermill.record/text/plain"
+
+
+def glued_values(nb):
+    """{name: value} of every glue output of the (executed) notebook."""
+    values = {}
+    for c in nb["cells"]:
+        for o in c.get("outputs", []):
+            if RECORD in o.get("data", {}):
+                try:
+                    values[o["metadata"]["scrapbook"]["name"]] = ast.literal_eval(o["data"][RECORD])
+                except (ValueError, SyntaxError):     # not a plain literal: the role stays
+                    pass
+    return values
+
+
+def plain_markdown(text, values):
+    """MyST roles that plain Jupyter cannot render → text: glued numbers, citations."""
+    def number(m):
+        name, fmt = m.group(1), m.group(2) or ""
+        return format(values[name], fmt) if name in values else m.group(0)
+    return CITE.sub(lambda m: "[" + m.group(1) + "]", GLUE.sub(number, text))
 
 
 def nbgrader_meta(grade_id, *, solution=False, grade=False, locked=False, points=None):
@@ -114,8 +143,11 @@ def convert(section):
             cells.append(code(test_source(u.text, e.label),
                               nbgrader_meta(f"{e.label}-check", grade=True, locked=True,
                                             points=ex.POINTS["code"])))
+    values = glued_values(section.nb)
     for i, c in enumerate(cells):
         c["id"] = f"cell-{i:03d}"
+        if c["cell_type"] == "markdown":
+            c["source"] = plain_markdown(c["source"], values)
     meta = {k: v for k, v in section.nb["metadata"].items() if k not in ("widgets", "jupytext")}
     return {"cells": cells, "metadata": {**meta, "kernelspec": KERNELSPEC},
             "nbformat": 4, "nbformat_minor": 5}

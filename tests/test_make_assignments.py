@@ -106,3 +106,20 @@ def test_the_grader_is_an_instructor_only_dependency():
     instructor = (ROOT / "requirements-instructor.txt").read_text().lower().splitlines()
     assert "nbgrader" not in book
     assert "-r requirements.txt" in instructor and any(l.startswith("nbgrader==") for l in instructor)
+
+
+def code(s):
+    return {"cell_type": "code", "metadata": {}, "source": s, "outputs": []}
+
+
+def test_markdown_shows_the_glued_numbers_and_citations():
+    out = lambda name, text: {"output_type": "display_data", "data": {make_assignments.RECORD: text},
+                              "metadata": {"scrapbook": {"name": name}}}
+    nb = {"cells": [code("glue(...)") | {"outputs": [out("acc", "0.4567"), out("n", "12"), out("w", "'ok'"),
+                                                     out("bad", "np.float64(0.5)")]}]}
+    values = make_assignments.glued_values(nb)
+    assert values == {"acc": 0.4567, "n": 12, "w": "ok"}
+    text = ("{glue:text}`acc:.0%` of {glue:text}`n` ({glue:text}`acc:.2f`), {glue:text}`w`, "
+            "{glue:text}`bad:.1f`, as in {cite}`shao2024`.")
+    assert make_assignments.plain_markdown(text, values) == (
+        "46% of 12 (0.46), ok, {glue:text}`bad:.1f`, as in [shao2024].")
