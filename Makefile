@@ -7,7 +7,7 @@ JB     := $(VENV)/bin/jupyter-book
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help setup book test unit nbval student bench clean exercise-index instructor-setup assignments grade-demo
+.PHONY: help setup book test unit nbval student bench clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes never-run notebooks; warnings are errors)"
@@ -54,6 +54,8 @@ student: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+.PHONY: exercise-index instructor-setup assignments grade-demo
 
 exercise-index: $(STAMP)
 	$(PY) scripts/exercise_index.py

@@ -30,6 +30,8 @@ CHECK_CALL = re.compile(r"^\s*check\w*\.(\w+)\(", re.M)     # check.x(...), chec
 KIND_RULE = re.compile(r"(?:^|[.?!:)]\s+)(Derive|Prove|Show|Compute|Calculate|Differentiate|"
                        r"Write down|How large|For which)\b")
 MINUTES = {"short answer": 5, "derivation": 15, "code": 15, "code (no checker)": 20}
+# nbgrader points of a cell: a checker's test cell ("code"), a written answer (by the exercise's
+# kind, or the written part of a code exercise), a code answer without checker nor written part
 POINTS = {"short answer": 1, "derivation": 2, "code": 2, "written part of a code exercise": 1,
           "code (no checker)": 2}
 
