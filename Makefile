@@ -15,6 +15,9 @@ help:
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
+	@echo "make exercise-index  regenerate book/exercises.md from the notebooks"
+	@echo "make assignments     nbgrader course in \$$COURSE (default _build/nbgrader): source + release of every section"
+	@echo "make grade-demo      nbgrader round trip: release all, autograde two submissions of one assignment"
 
 setup: $(STAMP)
 
@@ -56,6 +59,39 @@ student: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+.PHONY: exercise-index instructor-setup assignments grade-demo
+
+exercise-index: $(STAMP)
+	$(PY) scripts/exercise_index.py
+
+# ---- instructor kit (nbgrader): its own venv, so that book/test never install the grader
+IVENV  := .venv-instructor
+IPY    := $(IVENV)/bin/python
+ISTAMP := $(IVENV)/.installed
+COURSE ?= _build/nbgrader
+DEMO   := _build/grade-demo
+NBGRADER = cd $(1) && PATH="$(abspath $(IVENV))/bin:$$PATH" nbgrader
+
+instructor-setup: $(ISTAMP)
+
+$(ISTAMP): requirements.txt requirements-instructor.txt pyproject.toml
+	test -x $(IPY) || python3 -m venv $(IVENV)
+	$(IPY) -m pip install --quiet --upgrade pip
+	$(IPY) -m pip install --quiet -r requirements-instructor.txt
+	$(IPY) -m pip install --quiet --no-deps -e .
+	touch $(ISTAMP)
+
+assignments: $(ISTAMP)
+	$(IPY) scripts/make_assignments.py notebooks $(COURSE)
+	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force
+	@echo "assignments: sources in $(COURSE)/source, student versions in $(COURSE)/release"
+
+grade-demo: $(ISTAMP)
+	rm -rf $(DEMO)
+	$(IPY) scripts/make_assignments.py notebooks $(DEMO)
+	$(call NBGRADER,$(DEMO)) generate_assignment '*' --force --log-level=WARN
+	$(IPY) scripts/grade_demo.py $(DEMO) part1-s08_baselines
 
 clean:
 	rm -rf _build

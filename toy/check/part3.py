@@ -1,7 +1,7 @@
 """Checkers for Part III's code exercises."""
 import numpy as np
 
-from ._core import Case, compare, run_cases
+from ._core import Case, Result, compare, run_cases
 
 __all__ = ["degenerate_prob"]
 
@@ -27,7 +27,7 @@ def degenerate_prob(fn):
              ref(np.array([0.0, 0.25, 0.5, 1.0]), 4),
              hint="use numpy operations (p ** G) so that an array of p works elementwise"),
     ]
-    run_cases(fn, cases, "your degenerate-group probability")
+    return run_cases(fn, cases, "your degenerate-group probability")
 
 
 __all__ += ["hard_problem_advantages", "per_token_weights", "kimi_length_reward"]
@@ -38,10 +38,11 @@ def hard_problem_advantages(grpo, dr_grpo):
     [1, 0, 0, 0, 0, 0, 0, 0] under GRPO (÷ the population std) and under Dr. GRPO."""
     from .. import rl
     r = np.array([1.0] + [0.0] * 7)
-    compare("GRPO's advantages", grpo, rl.grpo_advantages(r), atol=1e-2,
-            hint="(R − mean) / std with the population std √(0.125·0.875) ≈ 0.331 (ddof = 0)")
-    compare("Dr. GRPO's advantages", dr_grpo, rl.dr_grpo_advantages(r), atol=1e-2,
-            hint="Dr. GRPO only subtracts the group mean 0.125: no division by the std")
+    ok = [compare("GRPO's advantages", grpo, rl.grpo_advantages(r), atol=1e-2,
+                  hint="(R − mean) / std with the population std √(0.125·0.875) ≈ 0.331 (ddof = 0)"),
+          compare("Dr. GRPO's advantages", dr_grpo, rl.dr_grpo_advantages(r), atol=1e-2,
+                  hint="Dr. GRPO only subtracts the group mean 0.125: no division by the std")]
+    return Result(sum(ok), len(ok), "both advantages right" if all(ok) else "see the ✗ above")
 
 
 def per_token_weights(fn):
