@@ -28,7 +28,21 @@ def _same_runs(batched, singles, keys):
 def test_train_pg_seeds_is_train_pg_for_every_seed(cfg):
     singles = [nt.train_pg(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
     _same_runs(nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
-               ["J", "success", "degenerate", "baseline"])
+               ["J", "success", "degenerate", "baseline", "abs_w"])
+
+
+def test_train_pg_seeds_from_one_table_per_seed():
+    cfg = nt.PGConfig(steps=10, eval_every=5)
+    starts = np.stack([ns.weak_prior(), ns.weak_prior(in_range=1.0), ns.cold_prior()])
+    singles = [nt.train_pg(th, cfg, seed=s) for th, s in zip(starts, SEEDS)]
+    _same_runs(nt.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "success", "abs_w"])
+    with pytest.raises(ValueError, match="theta0"):
+        nt.train_pg_seeds(starts, cfg, seeds=[0, 1])
+
+
+def test_abs_w_is_the_mean_weight_size():
+    _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(method="reinforce", steps=5), seed=2)
+    assert np.allclose(h["abs_w"], h["success"])                   # w = R ∈ {0, 1}: mean |w| = mean R
 
 
 @pytest.mark.parametrize("cfg", [
@@ -86,3 +100,50 @@ def test_mean_se_by_hand():
     assert np.allclose(se, [2.0 / np.sqrt(3), np.sqrt(3.0) / np.sqrt(3)])
     with pytest.raises(ValueError, match="x"):
         nt.mean_se([0.5])
+
+
+def test_state_values_match_action_values():
+    pi = ns.policy_probs(ns.weak_prior())
+    V = ns.state_values(pi)
+    for lo, hi, left in [(1, 16, 4), (9, 11, 2), (5, 5, 1), (3, 12, 3), (10, 16, 1)]:
+        assert V[ns.state_index(lo, hi, left)] == pytest.approx(ns.action_values(pi, lo, hi, left)[1])
+    assert V[ns.state_index(1, 16, 4)] == pytest.approx(ns.exact_J(pi))
+
+
+def _games(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    return ns.rollout(ns.policy_probs(ns.weak_prior()), rng.integers(1, 17, size=n), rng)
+
+
+def test_estimate_variance_matches_a_loop_over_games():
+    theta, games = ns.weak_prior(), _games()
+    for w in [games.reward, games.reward - 0.4, np.where(games.mask, games.reward[:, None] - 0.3 * np.arange(4), 0)]:
+        per_game = np.stack([nt.reinforce_estimate(theta, games.select([i]), w[i:i + 1]).ravel()
+                             for i in range(len(games))])                      # (n, S·A)
+        naive = np.sum(per_game.var(axis=0))
+        assert nt.estimate_variance(theta, games, w) == pytest.approx(naive, rel=1e-9)
+
+
+def test_batch_cosines_match_a_loop_over_batches():
+    theta, games = ns.weak_prior(), _games(48, seed=3)
+    g = ns.exact_grad(theta)
+    for w in [games.reward, games.reward + 10.0]:
+        got = nt.batch_cosines(theta, games, w, 16)
+        want = []
+        for b in range(3):
+            est = nt.reinforce_estimate(theta, games.select(np.arange(16 * b, 16 * b + 16)), w[16 * b:16 * b + 16])
+            want.append(np.sum(est * g) / np.linalg.norm(est) / np.linalg.norm(g))
+        assert np.allclose(got, want)
+    with pytest.raises(ValueError, match="n must"):
+        nt.batch_cosines(theta, games, games.reward, 5)
+
+
+def test_openings_of_known_policies():
+    g, p = ns.openings(ns.weak_prior())
+    assert g == 1 and p == pytest.approx(ns.policy_probs(ns.weak_prior())[ns.state_index(1, 16, 4)].max())
+    theta = np.zeros((ns.S, ns.A))
+    theta[ns.state_index(1, 16, 4), 7] = 50.0                          # opens with 8 almost surely
+    g, p = ns.openings(np.stack([theta, ns.weak_prior()]))
+    assert list(g) == [8, 1] and p[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="thetas"):
+        ns.openings(np.zeros((3, 16)))

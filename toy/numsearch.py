@@ -39,7 +39,7 @@ __all__ = [
     "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
     "action_logprobs",
-    "exact_values", "exact_J", "opening_ceilings", "exact_grad", "state_visits", "action_values", "optimal_values",
+    "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
 ]
 
 N = 16          # numbers 1..N
@@ -380,6 +380,16 @@ def exact_J(pi, per_target=False, start=None):
     return per if per_target else float(per.mean())
 
 
+def openings(thetas):
+    """The first guess each policy prefers, and its probability: for logits ``thetas`` (S, A) or a
+    stack (K, S, A) returns ``(g, π(g | start))``, ints 1..16 and floats (scalars or (K,))."""
+    thetas = as_array(thetas, "thetas")
+    if thetas.shape[-2:] != (S, A) or thetas.ndim not in (2, 3):
+        raise ValueError(f"thetas must have shape ({S}, {A}) or (K, {S}, {A}), got {thetas.shape}")
+    p = softmax(thetas[..., state_index(1, N, T), :])                   # (..., A) the first guess
+    return p.argmax(axis=-1) + 1, p.max(axis=-1)
+
+
 def opening_ceilings():
     r"""The best success rate a policy can reach after each first guess g, shape (A,):
     :math:`Q^*(\text{start}, g) = \frac{1}{N}\big(1 + (g-1)\,V^*(1, g-1, 3) + (N-g)\,V^*(g+1, N, 3)\big)`
@@ -420,11 +430,42 @@ def exact_grad(theta):
     Returns an (S, A) array (at temperature 1).
     """
     pi = policy_probs(theta)
-    V = exact_values(pi)
-    Q = _q_values(V).reshape(N, S, A)                                # (x, s, a)
-    Vs = V[:, 1:].reshape(N, S)                                      # (x, s)
-    mu = state_visits(pi)                                            # (x, s)
-    return np.mean(mu[..., None] * pi[None] * (Q - Vs[..., None]), axis=0)
+    P, Q, V, mu = _triple_tables(pi)             # per (guesses left, triple (x, lo, hi)): π, Q_x, V_x, μ_x
+    terms = mu[..., None] * P * (Q - V[..., None])                  # (T, M, A)
+    rows = (np.arange(T)[:, None] * N * N + _TSTATE).ravel()         # the state s of each term
+    grad = np.zeros((S, A))
+    np.add.at(grad, rows, terms.reshape(-1, A))
+    return grad / N
+
+
+def _triple_tables(pi):
+    """π(·|s), Q_x(s, ·), V_x(s) and the visit probability μ_x(s) on the reachable triples
+    (x, lo, hi) for k = 1..T guesses left: arrays (T, M, A), (T, M, A), (T, M), (T, M)."""
+    P = pi.reshape(T, N * N, A)[:, _TSTATE, :]                        # (T, M, A)
+    W = np.zeros((T + 1, len(_TX)))
+    Q = np.zeros(P.shape)
+    for k in range(1, T + 1):
+        Q[k - 1] = np.where(_THIT, 1.0, W[k - 1][_TNEXT])
+        W[k] = np.sum(P[k - 1] * Q[k - 1], axis=-1)
+    mu = np.zeros((T, len(_TX)))
+    mu[T - 1] = (_TLO == 0) & (_THI == N - 1)                        # start: [1, 16], T left
+    for k in range(T, 1, -1):
+        flow = mu[k - 1][:, None] * P[k - 1] * ~_THIT                 # (M, A) prob. of moving on
+        mu[k - 2] = np.bincount(_TNEXT.ravel(), weights=flow.ravel(), minlength=len(_TX))
+    return P, Q, W[1:], mu
+
+
+def state_values(pi):
+    r"""V^π(s) for every state s = (lo, hi, left), shape (S,): the success probability from s with
+    the target uniform on [lo, hi] (the posterior after any history that reached s); 0 for
+    the never-visited states with lo > hi. The exact per-state baseline b(h_t) of §8."""
+    V = exact_values(pi)                                             # (x, k, lo, hi)
+    x = np.arange(1, N + 1)[:, None, None]
+    lo, hi = np.arange(1, N + 1)[None, :, None], np.arange(1, N + 1)[None, None, :]
+    inside = (lo <= x) & (x <= hi)                                   # (x, lo, hi)
+    size = np.maximum(hi - lo + 1, 1)[0]                             # (lo, hi)
+    Vs = np.stack([(V[:, k] * inside).sum(axis=0) / size for k in range(1, T + 1)])   # (left, lo, hi)
+    return Vs.reshape(S)
 
 
 def action_values(pi, lo, hi, left):

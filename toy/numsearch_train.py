@@ -223,7 +223,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
 
     History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
-    whose G rewards are all equal), ``baseline`` (b used); ``J`` exact (over ``cfg.targets``)
+    whose G rewards are all equal), ``baseline`` (b used), ``abs_w`` (mean |w| of the batch); ``J`` exact (over ``cfg.targets``)
     every ``eval_every`` steps.
     """
     if cfg.method not in METHODS:
@@ -234,7 +234,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     b = cfg.baseline
-    hist = {"success": [], "degenerate": [], "baseline": [], "eval_step": [], "J": []}
+    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate(theta, hist, step, cfg.targets)
@@ -247,6 +247,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
         hist["success"].append(R.mean())
         hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
         hist["baseline"].append(b)
+        hist["abs_w"].append(np.abs(w).mean())
         b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
     return theta, _as_arrays(hist)
@@ -323,7 +324,8 @@ def group_update_size(p, G, method="grpo"):
 
 
 # ------------------------------------------- many seeds at once (races with standard errors)
-__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "mean_se"]
+__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "mean_se", "estimate_variance",
+            "batch_cosines"]
 
 
 class _Streams:
@@ -352,6 +354,16 @@ def _rollout_seeds(theta, targets, streams):
     return traj
 
 
+def _stack(theta0, K):
+    """K copies of the logits ``theta0`` (S, A), or the K given ones (K, S, A), as one (K·S, A) table."""
+    theta0 = as_array(theta0, "theta0")
+    if theta0.ndim == 3:
+        if len(theta0) != K:
+            raise ValueError(f"theta0 of shape {theta0.shape} must hold one table per seed ({K})")
+        return np.concatenate([ns._check_theta(th) for th in theta0])
+    return np.tile(ns._check_theta(theta0), (K, 1))
+
+
 def _evaluate_seeds(theta, hist, step, targets):
     """Exact J of each of the K stacked policies, averaged over ``targets``."""
     hist["eval_step"].append(step)
@@ -369,10 +381,11 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
     r""":func:`train_pg` for many seeds at once, vectorised over seeds: for every s in ``seeds`` the
     run is the one ``train_pg(theta0, cfg, seed=s)`` makes (each seed keeps its own random
     stream), but the K policies are stacked in one (K·S, A) table and each step is one batch of
-    K·B·G games and one gradient.
+    K·B·G games and one gradient. ``theta0``: one table (S, A) for all seeds, or one per seed
+    (K, S, A) (then seed k starts from ``theta0[k]``).
 
     Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
-    ``success``, ``degenerate``, ``baseline`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
+    ``success``, ``degenerate``, ``baseline``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
     """
     if cfg.method not in METHODS:
         raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
@@ -384,9 +397,9 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
     loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.method]
     K, B, G = len(seeds), cfg.prompts, cfg.G
     streams = _Streams(seeds)
-    theta = np.tile(ns._check_theta(theta0), (K, 1))                       # (K·S, A)
+    theta = _stack(theta0, K)                                               # (K·S, A)
     b = np.full(K, float(cfg.baseline))                                     # (K,) one baseline per seed
-    hist = {"success": [], "degenerate": [], "baseline": [], "eval_step": [], "J": []}
+    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate_seeds(theta, hist, step, cfg.targets)
@@ -402,6 +415,7 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
         hist["success"].append(R.reshape(K, -1).mean(axis=1))
         hist["degenerate"].append(np.all(R == R[..., :1], axis=-1).mean(axis=-1) if G > 1 else np.full(K, np.nan))
         hist["baseline"].append(b.copy())
+        hist["abs_w"].append(np.abs(w).mean(axis=1))
         b = cfg.decay * b + (1 - cfg.decay) * R.reshape(K, -1).mean(axis=1)
     _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
     return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
@@ -416,7 +430,7 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
         raise ValueError("seeds must name at least one seed")
     K = len(seeds)
     streams = _Streams(seeds)
-    theta = np.tile(ns._check_theta(theta0), (K, 1))                       # (K·S, A)
+    theta = _stack(theta0, K)                                               # (K·S, A)
     hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
     data, owners = [], []                                                   # kept games and their seed
     for r in range(cfg.rounds):
@@ -465,3 +479,51 @@ def mean_se(x, axis=0):
     if x.shape[axis] < 2:
         raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
     return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def _per_action(traj, w):
+    """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
+    w = as_array(w, "w")
+    if w.shape == (len(traj),):
+        w = np.broadcast_to(w[:, None], traj.mask.shape)
+    if w.shape != traj.mask.shape:
+        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
+    return w
+
+
+def estimate_variance(theta, traj, w):
+    r"""Total variance (trace of the covariance) of the one-game estimate
+    :math:`\hat g_i = \sum_t w_{it} \nabla_\theta \log\pi_\theta(a_{it} \mid h_{it})` over the games
+    in ``traj``: :math:`\frac1n\sum_i \lVert \hat g_i\rVert^2 - \lVert \bar g\rVert^2`. A batch of
+    n games has 1/n of it. ``w``: (n,) per game or (n, T) per action (a per-state baseline,
+    reward-to-go). The guesses of one game are made in distinct states, so
+    :math:`\lVert \hat g_i\rVert^2 = \sum_t w_{it}^2 \lVert e_{a_{it}} - \pi(\cdot \mid s_{it})\rVert^2`."""
+    theta = ns._check_theta(theta)
+    w = _per_action(traj, w)
+    pi, m = ns.policy_probs(theta), traj.mask
+    s, a, ww = traj.states[m], traj.guesses[m] - 1, w[m]
+    sq = ww ** 2 * (1 - 2 * pi[s, a] + np.sum(pi[s] ** 2, axis=1))
+    mean = -weighted_logprob_loss(theta, traj, w, "sum")[1]                 # ḡ
+    return float(sq.sum() / len(traj) - np.sum(mean ** 2))
+
+
+def batch_cosines(theta, traj, w, n):
+    r"""Cosine between the REINFORCE estimate of each batch of ``n`` consecutive games in ``traj``
+    (weights ``w``, ``sum`` normaliser) and the exact ∇J: how well one update's direction
+    points uphill. Returns an array (len(traj) // n,)."""
+    theta = ns._check_theta(theta)
+    if int(n) != n or n < 1 or len(traj) % n:
+        raise ValueError(f"n must be a positive integer dividing the {len(traj)} games, got {n}")
+    w = _per_action(traj, w)
+    g, pi = ns.exact_grad(theta), ns.policy_probs(theta)
+    m, nb = traj.mask, len(traj) // n
+    batch = np.broadcast_to(np.repeat(np.arange(nb), n)[:, None], m.shape)
+    key, a, cw = (batch * ns.S + traj.states)[m], traj.guesses[m] - 1, (w / n)[m]
+    rows, k = np.unique(key, return_inverse=True)                           # (batch, state) rows
+    s = rows % ns.S
+    per_state = np.bincount(k, weights=cw, minlength=len(rows))
+    onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
+    est = onehots - per_state[:, None] * pi[s]                              # rows of ĝ_b
+    dots = np.bincount(rows // ns.S, weights=np.sum(est * g[s], axis=1), minlength=nb)
+    norms = np.sqrt(np.bincount(rows // ns.S, weights=np.sum(est ** 2, axis=1), minlength=nb))
+    return dots / np.maximum(norms, 1e-300) / np.linalg.norm(g)
