@@ -58,9 +58,9 @@ def sft(base, samples, keep, steps=30, lr=0.2, n_problems=None):
         raise ValueError(f"keep must have shape {samples.answer.shape}, got {keep.shape}")
     N = max(keep.sum(), 1.0) if n_problems is None else n_problems
     model = base.copy()
+    onehot, total = model.counts(samples.context, samples.method, keep[:, :, None])  # the data, once
     for _ in range(steps):
-        grad = np.zeros_like(model.delta)                              # (C, K)
-        model.add_grad(grad, samples.context, samples.method, keep[:, :, None])
+        grad = onehot - total[:, None] * model.probs()                 # (C, K), = add_grad's
         model.delta += lr * grad / N
     return model
 
