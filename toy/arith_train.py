@@ -60,8 +60,10 @@ def sft(base, samples, keep, steps=30, lr=0.2, n_problems=None):
     model = base.copy()
     onehot, total = model.counts(samples.context, samples.method, keep[:, :, None])  # the data, once
     for _ in range(steps):
-        grad = onehot - total[:, None] * model.probs()                 # (C, K), = add_grad's
-        model.delta += lr * grad / N
+        z = model.base_logits + model.delta                           # model.probs(), inlined:
+        z = z - z.max(axis=1, keepdims=True)                           # this loop is the hot path
+        pi = np.exp(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))  # (C, K)
+        model.delta += lr * (onehot - total[:, None] * pi) / N         # = add_grad's step
     return model
 
 
