@@ -99,7 +99,9 @@ LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
 
 
 def aggregate_loss(per_token, mask, loss_type, max_len=None):
-    r"""Reduce a per-token loss (N, T) to a scalar, as TRL's ``GRPOTrainer`` does.
+    r"""Reduce a per-token loss (N, T) to a scalar, with the aggregations of TRL's ``GRPOTrainer``
+    (``loss_type``; for ``"dr_grpo"`` only when ``max_len`` is TRL's ``max_completion_length``,
+    and TRL's ``"dapo"`` takes its token mean over the whole generation batch).
 
     - ``"grpo"``:    :math:`\frac1N\sum_i \frac{\sum_t m_{it}\ell_{it}}{\sum_t m_{it}}` (mean of per-sequence means)
     - ``"dapo"``:    :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{\sum_{i,t} m_{it}}` (token level)
