@@ -80,6 +80,8 @@ def test_maj_at_k_ties_are_fair_whatever_the_values():
     assert metrics.maj_at_k(three, np.full(6000, 4)).mean() == pytest.approx(1 / 3, abs=0.03)
     with pytest.raises(ValueError, match="correct_answer"):
         metrics.maj_at_k(answers, np.array([1, 2]))
+    with pytest.raises(ValueError, match="seed"):
+        metrics.maj_at_k(answers, np.full(4000, 5), seed=-1)
 
 
 def test_entropy_closed_forms():

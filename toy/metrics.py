@@ -57,6 +57,8 @@ def maj_at_k(answers, correct_answer, seed=0):
         raise ValueError(f"answers must have a last axis of k samples, got shape {a.shape}")
     if t.shape != a.shape[:-1]:
         raise ValueError(f"correct_answer must have shape {a.shape[:-1]}, got {t.shape}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     flat = np.sort(a.reshape(-1, a.shape[-1]), axis=1)                 # (R, k), each row sorted
     count = (flat[:, :, None] == flat[:, None, :]).sum(axis=2)          # (R, k) votes of each entry's value
     first = np.ones(flat.shape, bool)
