@@ -42,6 +42,17 @@ def test_sft_step_is_the_mean_log_likelihood_gradient():
     np.testing.assert_allclose(m.delta, 0.5 * g / 3)
 
 
+def test_sft_many_steps_match_repeated_add_grad():
+    probs = A.make_problems(20, 1)
+    s = A.sample(A.Model(), probs, 3, np.random.default_rng(1))
+    keep = (np.random.default_rng(2).random((20, 3)) < 0.5).astype(float)
+    ref = A.Model()                           # the step written with the model's own add_grad
+    for _ in range(25):
+        g = ref.add_grad(np.zeros((5, 3)), s.context, s.method, keep[:, :, None])
+        ref.delta += 0.3 * g / keep.sum()
+    np.testing.assert_allclose(T.sft(A.Model(), s, keep, steps=25, lr=0.3).delta, ref.delta, atol=1e-12)
+
+
 def test_star_phenomena(data):
     train, test = data
     plain = T.star(train, test, seed=0)

@@ -1,5 +1,6 @@
 """toy.metrics and toy.prob against brute force and closed forms."""
 import itertools
+from collections import Counter
 from math import comb
 
 import numpy as np
@@ -45,11 +46,42 @@ def test_pass_at_k_bad_input():
         metrics.pass_at_k(4, 1, 0)
 
 
+def naive_maj(answers, truth, seed):
+    """Loop reference: count votes, list the tied winners in increasing order, pick one with
+    the same uniform draw per row as metrics.maj_at_k."""
+    u = np.random.default_rng(seed).random(len(answers))
+    out = []
+    for row, t, ui in zip(answers, truth, u):
+        votes = Counter(int(x) for x in row)
+        top = max(votes.values())
+        winners = sorted(v for v, n in votes.items() if n == top)
+        out.append(float(winners[int(ui * len(winners))] == t))
+    return np.array(out)
+
+
 def test_maj_at_k():
     answers = np.array([[3, 3, 5, 1], [2, 4, 4, 4], [7, 8, 9, 7]])
     np.testing.assert_array_equal(metrics.maj_at_k(answers, np.array([3, 2, 7])), [1, 0, 1])
+
+
+def test_maj_at_k_matches_naive_loop_with_ties():
+    rng = np.random.default_rng(0)
+    answers = rng.integers(0, 4, size=(500, 4))               # many ties among 4 values
+    truth = rng.integers(0, 4, size=500)
+    for seed in (0, 1):
+        np.testing.assert_array_equal(metrics.maj_at_k(answers, truth, seed=seed), naive_maj(answers, truth, seed))
+
+
+def test_maj_at_k_ties_are_fair_whatever_the_values():
+    # a tie between the correct answer and a smaller wrong one: credit 1/2 on average, not 0
+    answers = np.tile([[1, 5]], (4000, 1))
+    assert metrics.maj_at_k(answers, np.full(4000, 5)).mean() == pytest.approx(0.5, abs=0.03)
+    three = np.tile([[2, 9, 4]], (6000, 1))                  # a three-way tie
+    assert metrics.maj_at_k(three, np.full(6000, 4)).mean() == pytest.approx(1 / 3, abs=0.03)
     with pytest.raises(ValueError, match="correct_answer"):
         metrics.maj_at_k(answers, np.array([1, 2]))
+    with pytest.raises(ValueError, match="seed"):
+        metrics.maj_at_k(answers, np.full(4000, 5), seed=-1)
 
 
 def test_entropy_closed_forms():

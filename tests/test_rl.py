@@ -8,11 +8,11 @@ from toy import rl
 from toy.prob import softmax
 
 
-def naive_grpo(r, eps):
+def naive_grpo(r, eps, ddof=0):
     out = []
     for group in r:
         m = sum(group) / len(group)
-        sd = (sum((x - m) ** 2 for x in group) / len(group)) ** 0.5
+        sd = (sum((x - m) ** 2 for x in group) / (len(group) - ddof)) ** 0.5
         out.append([(x - m) / (sd + eps) for x in group])
     return np.array(out)
 
@@ -20,6 +20,21 @@ def naive_grpo(r, eps):
 def test_grpo_matches_naive_loop():
     r = np.random.default_rng(0).integers(0, 2, size=(50, 8)).astype(float)
     np.testing.assert_allclose(rl.grpo_advantages(r, eps=1e-4), naive_grpo(r, 1e-4), atol=1e-12)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_grpo_ddof_matches_naive_loop(ddof):
+    r = np.random.default_rng(2).random((30, 5))
+    np.testing.assert_allclose(rl.grpo_advantages(r, eps=1e-4, ddof=ddof), naive_grpo(r, 1e-4, ddof), atol=1e-12)
+
+
+def test_grpo_sample_std_as_trl_and_verl():
+    # torch.std([1., 0, 0, 0]) = 0.5 (unbiased): TRL/verl give +1.50 / -0.50; the lecture +1.73 / -0.58
+    np.testing.assert_allclose(rl.grpo_advantages([1, 0, 0, 0], eps=0.0, ddof=1), [1.5, -0.5, -0.5, -0.5])
+    np.testing.assert_allclose(rl.grpo_advantages([1, 0, 0, 0], eps=0.0, ddof=0),
+                               [3 ** 0.5, -(3 ** -0.5), -(3 ** -0.5), -(3 ** -0.5)])
+    with pytest.raises(ValueError, match="ddof"):
+        rl.grpo_advantages([1, 0], ddof=2)
 
 
 def test_grpo_lecture_5a_groups():

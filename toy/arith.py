@@ -220,15 +220,21 @@ class Model:
         the chosen method gets +1, every method loses its current probability. ``context``,
         ``method`` and ``weight`` broadcast to one shape (steps with context −1 are skipped).
         """
+        onehot, total = self.counts(context, method, weight)
+        grad += (onehot - total[:, None] * self.probs(temperature)) / temperature
+        return grad
+
+    def counts(self, context, method, weight):
+        """(Σ w·onehot(a) per context (C, K), Σ w per context (C,)) over the steps given
+        (broadcast to one shape; context −1 skipped): all that ``add_grad`` needs from data."""
         c, a, w = np.broadcast_arrays(np.asarray(context), np.asarray(method),
                                       np.asarray(weight, dtype=float))
         keep = c >= 0
         c, a, w = c[keep], a[keep], w[keep]
-        C, K = grad.shape
+        C, K = self.delta.shape
         onehot = np.bincount(c * K + a, weights=w, minlength=C * K).reshape(C, K)  # Σ w·onehot
         total = np.bincount(c, weights=w, minlength=C)                            # Σ w per context
-        grad += (onehot - total[:, None] * self.probs(temperature)) / temperature
-        return grad
+        return onehot, total
 
 
 # --------------------------------------------------------------------------------------------

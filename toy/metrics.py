@@ -43,9 +43,11 @@ def pass_at_k(n, c, k):
     return float(out) if out.ndim == 0 else out
 
 
-def maj_at_k(answers, correct_answer):
+def maj_at_k(answers, correct_answer, seed=0):
     r"""Majority vote accuracy: 1 if the most frequent of the k sampled answers equals the
-    correct one (ties broken by the smallest answer), else 0.
+    correct one, else 0. A tie between several most frequent answers is broken uniformly at
+    random (``seed``), so a tie between the correct answer and one other scores 1 half of
+    the time, whatever the answers' values.
 
     ``answers``: (..., k) integer answers; ``correct_answer``: (...) integers.
     """
@@ -55,11 +57,17 @@ def maj_at_k(answers, correct_answer):
         raise ValueError(f"answers must have a last axis of k samples, got shape {a.shape}")
     if t.shape != a.shape[:-1]:
         raise ValueError(f"correct_answer must have shape {a.shape[:-1]}, got {t.shape}")
-    flat = a.reshape(-1, a.shape[-1])
-    votes = np.empty(flat.shape[0], dtype=a.dtype)
-    for i, row in enumerate(flat):
-        vals, counts = np.unique(row, return_counts=True)
-        votes[i] = vals[np.argmax(counts)]
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    flat = np.sort(a.reshape(-1, a.shape[-1]), axis=1)                 # (R, k), each row sorted
+    count = (flat[:, :, None] == flat[:, None, :]).sum(axis=2)          # (R, k) votes of each entry's value
+    first = np.ones(flat.shape, bool)
+    first[:, 1:] = flat[:, 1:] != flat[:, :-1]                          # first entry of each distinct value
+    top = first & (count == count.max(axis=1, keepdims=True))           # (R, k) the tied winners
+    u = np.random.default_rng(seed).random(len(flat))                   # one draw per vote
+    pick = np.floor(u * top.sum(axis=1)).astype(int)                    # which winner, 0-based
+    col = np.argmax(top & (np.cumsum(top, axis=1) == pick[:, None] + 1), axis=1)
+    votes = flat[np.arange(len(flat)), col]
     return (votes.reshape(t.shape) == t).astype(float)
 
 

@@ -19,20 +19,24 @@ def _squeeze_like(out, rewards):
     return out[0] if np.ndim(rewards) == 1 else out
 
 
-def grpo_advantages(rewards, eps=1e-4):
+def grpo_advantages(rewards, eps=1e-4, ddof=0):
     r"""GRPO group-relative advantage, per group:
 
     .. math:: \hat A_j = \frac{R_j - \bar R}{\sigma_R + \varepsilon},
-              \quad \bar R = \tfrac1G\sum_j R_j,\ \sigma_R = \sqrt{\tfrac1G\sum_j (R_j-\bar R)^2}
+              \quad \bar R = \tfrac1G\sum_j R_j,\ \sigma_R = \sqrt{\tfrac{1}{G - \text{ddof}}\sum_j (R_j-\bar R)^2}
 
-    ``rewards``: (groups, G) or (G,). Uses the *population* std (``ddof=0``), as the lecture's
-    worked example does: [1, 0, 0, 0] → [+1.73, −0.58, −0.58, −0.58].
-    An all-equal (degenerate) group gets advantages 0.
+    ``rewards``: (groups, G) or (G,). ``ddof=0`` (the default) is the *population* std, as the
+    lecture's worked example uses: [1, 0, 0, 0] → [+1.73, −0.58, −0.58, −0.58]. ``ddof=1`` is
+    the *sample* std (÷ (G − 1)) that TRL and verl compute with ``torch.std``:
+    [1, 0, 0, 0] → [+1.50, −0.50, −0.50, −0.50]. An all-equal (degenerate) group gets
+    advantages 0.
     """
     eps = nonneg(eps, "eps")
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
     r = group_rewards(rewards)                              # (B, G)
     mean = r.mean(axis=1, keepdims=True)                    # (B, 1)
-    std = r.std(axis=1, keepdims=True)                      # (B, 1), population std
+    std = r.std(axis=1, keepdims=True, ddof=ddof)           # (B, 1), population (0) or sample (1) std
     return _squeeze_like((r - mean) / (std + eps), rewards)
 
 
@@ -95,7 +99,9 @@ LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
 
 
 def aggregate_loss(per_token, mask, loss_type, max_len=None):
-    r"""Reduce a per-token loss (N, T) to a scalar, as TRL's ``GRPOTrainer`` does.
+    r"""Reduce a per-token loss (N, T) to a scalar, with the aggregations of TRL's ``GRPOTrainer``
+    (``loss_type``; for ``"dr_grpo"`` only when ``max_len`` is TRL's ``max_completion_length``,
+    and TRL's ``"dapo"`` takes its token mean over the whole generation batch).
 
     - ``"grpo"``:    :math:`\frac1N\sum_i \frac{\sum_t m_{it}\ell_{it}}{\sum_t m_{it}}` (mean of per-sequence means)
     - ``"dapo"``:    :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{\sum_{i,t} m_{it}}` (token level)
