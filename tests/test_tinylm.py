@@ -1,5 +1,7 @@
 """Tests of toy.tinylm: the verifier, every layer's backward against finite differences, the
 whole loss's gradient, KV-cache sampling, the loss weights, the disk cache."""
+import re
+
 import numpy as np
 import pytest
 
@@ -436,3 +438,158 @@ def test_decode_rows_matches_decode():
     assert task.decode_rows(ids) == [task.decode(r) for r in ids]
     with pytest.raises(ValueError, match="ids"):
         task.decode_rows(np.array([[15]]))
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_LM = M.TinyLM(TINY, seed=0)
+_RNG = np.random.default_rng(0)
+_D = np.arange(10)[None] % 10
+_L3 = np.zeros((1, 2, len(task.VOCAB)))
+_LOGP = np.zeros((2, 3))
+BAD_INPUTS = [
+    (M.ModelConfig, (), {"n_head": 3}, "n_embd"),
+    (M.ModelConfig, (), {"n_layer": 0}, "n_layer"),
+    (M.ModelConfig, (), {"block_size": "27"}, "block_size"),
+    (M.ModelConfig, (), {"init_std": -0.1}, "init_std"),
+    (M.TinyLM, ({"n_layer": 2},), {}, "config"),
+    (M.TinyLM, (TINY,), {"seed": -1}, "seed"),
+    (_LM.astype, (np.int32,), {}, "dtype"),
+    (_LM.forward, ([[-1]],), {}, "idx"),                             # was the '$' embedding
+    (_LM.forward, ([[99]],), {}, "idx"),                             # was an IndexError
+    (_LM.forward, ([[1.5]],), {}, "idx"),
+    (_LM.forward, ([1, 2],), {}, "idx"),
+    (_LM.forward, ([[1] * 40],), {}, "idx"),
+    (_LM.forward, ([[1]],), {"pos": -1}, "pos"),
+    (_LM.forward, ([[1]],), {"value": True}, "value"),
+    (_LM.logprobs, ([[1]],), {}, "seqs"),
+    (_LM.logprobs, ([[1, 20]],), {}, "seqs"),
+    (_LM.new_kv_cache, (0,), {}, "B"),
+    (_LM.load_state_dict, ([1, 2],), {}, "state"),
+    (_LM.load_state_dict, ({},), {}, "state"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"temperature": "1"}, "temperature"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"temperature": None}, "temperature"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"temperature": 0}, "temperature"),
+    (_LM.generate, ([[1, 2]], 3, None), {}, "rng"),
+    (_LM.generate, ([[1, 2]], 3, 0), {}, "rng"),
+    (_LM.generate, ([[1, 2]], None, _RNG), {}, "max_new_tokens"),
+    (_LM.generate, ([[1, 2]], 0, _RNG), {}, "max_new_tokens"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"n_repeat": 0}, "n_repeat"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"greedy": "no"}, "greedy"),
+    (_LM.generate, ([[1, 99]], 3, _RNG), {}, "prefix"),
+    (_LM.generate, ([1, 2], 3, _RNG), {}, "prefix"),
+    (M.Adam, (-1,), {}, "lr"),
+    (M.Adam, ("1e-3",), {}, "lr"),
+    (M.Adam, (1e-3,), {"betas": (0.9, 1.0)}, "betas"),
+    (M.Adam, (1e-3,), {"betas": 0.9}, "betas"),
+    (M.Adam, (1e-3,), {"eps": 0}, "eps"),
+    (M.Adam, (1e-3,), {"grad_clip": -1}, "grad_clip"),
+    (M.Adam(1e-3).step, ("model",), {}, "model"),
+    (M.Adam(1e-3).step, (_LM,), {"lr": np.nan}, "lr"),
+    (M.log_softmax, ([np.nan, 1.0],), {}, "logits"),
+    (M.log_softmax, ([1, 2],), {}, "logits"),
+    (M.token_logprobs, (_L3, [[0, 15]]), {}, "targets"),
+    (M.token_logprobs, (_L3, [[0]]), {}, "targets"),
+    (M.token_logprobs, (_L3[0], [[0, 1]]), {}, "logits"),
+    (M.token_logprobs_backward, (_L3, [[0, 1]], np.zeros((1, 3))), {}, "targets"),
+    (M.token_logprobs_backward, (_L3, [[0, -1]], np.zeros((1, 2))), {}, "targets"),
+    (task.encode, (5,), {}, "s"),
+    (task.encode, ("12x",), {}, "s"),
+    (task.decode, ([1.5],), {}, "ids"),
+    (task.decode, ([15],), {}, "ids"),
+    (task.decode_rows, ([1, 2],), {}, "ids"),
+    (task.make_prompts, (0, _RNG), {}, "n"),
+    (task.make_prompts, (None, _RNG), {}, "n"),
+    (task.make_prompts, (3, 0), {}, "rng"),
+    (task.true_answers, ([[1.5] * 10],), {}, "digits"),
+    (task.true_answers, ([[1] * 9],), {}, "digits"),
+    (task.running_sums, ([[10] * 10],), {}, "digits"),
+    (task.think_answer, ([1] * 9,), {}, "chain"),
+    (task.think_answer, ([12] * 10,), {}, "chain"),
+    (task.direct_answer, (10,), {}, "answer"),
+    (task.direct_answer, ("9",), {}, "answer"),
+    (task.teacher_answers, (_D, _RNG), {"think_prob": "0.5"}, "think_prob"),
+    (task.teacher_answers, (_D, _RNG), {"error_rate": 2}, "error_rate"),
+    (task.teacher_answers, (_D, None), {}, "rng"),
+    (task.verify, ("#9$", np.ones((2, 10), int)), {}, "digits"),
+    (task.verify_batch, ("#9$", _D), {}, "answers"),
+    (task.verify_batch, (["#9$", "#1$"], _D), {}, "answers"),
+    (task.verify_tokens, ([[1, 2]], np.ones((2, 10), int)), {}, "ans"),
+    (task.verify_tokens, ([[1, 20]], _D), {}, "ans"),
+    (T.SFTConfig, (), {"steps": -1}, "steps"),
+    (T.SFTConfig, (), {"batch_size": 0}, "batch_size"),
+    (T.SFTConfig, (), {"lr": np.nan}, "lr"),
+    (T.SFTConfig, (), {"warmup_steps": -1}, "warmup_steps"),
+    (T.SFTConfig, (), {"think_prob": 1.5}, "think_prob"),
+    (T.SFTConfig, (), {"teacher_error_rate": None}, "teacher_error_rate"),
+    (T.SFTConfig, (), {"seed": "0"}, "seed"),
+    (T.SFTConfig, (), {"model": {"n_layer": 1}}, "model"),
+    (T.sft_warmup, ({"steps": 3},), {}, "cfg"),
+    (T.sft_warmup, (), {"callback": 3}, "callback"),
+    (T.RLConfig, (), {"algo": "reinforce"}, "algo"),
+    (T.RLConfig, (), {"steps": 2.5}, "steps"),
+    (T.RLConfig, (), {"steps": "10"}, "steps"),
+    (T.RLConfig, (), {"n_prompts": 0}, "n_prompts"),
+    (T.RLConfig, (), {"group_size": 1}, "group_size"),
+    (T.RLConfig, (), {"lr": 0}, "lr"),
+    (T.RLConfig, (), {"updates_per_batch": 0}, "updates_per_batch"),
+    (T.RLConfig, (), {"clip_eps": -1}, "clip_eps"),
+    (T.RLConfig, (), {"clip_eps": 1.5}, "clip_eps"),
+    (T.RLConfig, (), {"beta": -0.1}, "beta"),
+    (T.RLConfig, (), {"loss_type": "mean"}, "loss_type"),
+    (T.RLConfig, (), {"vf_coef": None}, "vf_coef"),
+    (T.RLConfig, (), {"temperature": "1"}, "temperature"),
+    (T.RLConfig, (), {"grad_clip": -1}, "grad_clip"),
+    (T.rollout, (_LM, _D, 0, _RNG), {}, "G"),                        # was reported as n_repeat
+    (T.rollout, (_LM, _D, 2, _RNG), {"temperature": 0}, "temperature"),
+    (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),
+    (T.rollout, ("model", _D, 2, _RNG), {}, "model"),
+    (T.rollout, (_LM, _D, 2, None), {}, "rng"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "grpo"), {"clip_eps": -1}, "clip_eps"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "grpo"), {"clip_eps": "0.2"}, "clip_eps"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "grpo"), {"beta": -1}, "beta"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "grpo"), {"beta": 0.1}, "ref_logp"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(3), np.ones((2, 3)), "grpo"), {}, "logp"),
+    (T.policy_loss, (_LOGP, _LOGP[:1], np.ones(2), np.ones((2, 3)), "grpo"), {}, "logp"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "mean"), {}, "loss_type"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "dr_grpo"), {"max_len": 2}, "max_len"),
+    (T.policy_loss, (_LOGP, _LOGP, np.ones(2), np.ones((2, 3)), "dr_grpo"), {"max_len": "4"}, "max_len"),
+    (T.aggregate_weights, (np.ones((2, 3)), "mean"), {}, "loss_type"),
+    (T.aggregate_weights, (np.ones(3), "dapo"), {}, "mask"),
+    (T.aggregate_weights, (np.ones((2, 3)), "dr_grpo"), {"max_len": 0}, "max_len"),
+    (T.DistinctRows, (np.ones((2, 12), int), [True]), {}, "needed"),
+    (T.DistinctRows, (np.ones((2, 12), int), [1, 0]), {}, "needed"),
+    (T.DistinctRows, (np.ones(12, int), [True]), {}, "seqs"),
+    (T.CurriculumSampler, ([[1] * 9],), {}, "digits"),
+    (T.CurriculumSampler, (_D,), {"init": 2}, "init"),
+    (T.CurriculumSampler, (_D,), {"decay": -1}, "decay"),
+    (T.CurriculumSampler, (_D,), {"floor": 0}, "floor"),
+    (T.CurriculumSampler(_D), (0, _RNG), {}, "n"),
+    (T.CurriculumSampler(_D), (2, None), {}, "rng"),
+    (T.CurriculumSampler(_D).update, (np.ones((2, 4)),), {}, "rewards"),     # before any draw
+    (T.train_rl, ("model",), {}, "model"),
+    (T.train_rl, (_LM, {"steps": 1}), {}, "cfg"),
+    (T.train_rl, (_LM,), {"seed": -1}, "seed"),
+    (T.train_rl, (_LM,), {"callback": "print"}, "callback"),
+    (T.train_rl, (_LM,), {"prompt_sampler": [1, 2]}, "prompt_sampler"),
+    (evaluate, (_LM,), {"n_prompts": 0}, "n_prompts"),               # was reported as n
+    (evaluate, (_LM,), {"temperature": "1"}, "temperature"),
+    (evaluate, (_LM,), {"seed": None}, "seed"),
+    (evaluate, (_LM,), {"digits": [[1] * 9]}, "digits"),
+    (evaluate, ("model",), {}, "model"),
+    (pass_at_k_curve, (_LM,), {"ks": (1, 32)}, "ks"),
+    (pass_at_k_curve, (_LM,), {"ks": (0,)}, "ks"),
+    (pass_at_k_curve, (_LM,), {"ks": ()}, "ks"),
+    (pass_at_k_curve, (_LM,), {"n_prompts": 0}, "n_prompts"),
+    (pass_at_k_curve, (_LM,), {"n_samples": None}, "n_samples"),
+    (thinking_budget, (_LM,), {"budgets": [11]}, "budgets"),
+    (thinking_budget, (_LM,), {"budgets": [2.5]}, "budgets"),
+    (thinking_budget, (_LM,), {"n_prompts": -1}, "n_prompts"),
+    (thinking_budget, (_LM,), {"temperature": 0}, "temperature"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -27,7 +27,8 @@ import numpy as np
 
 from . import numsearch as ns
 from . import rl
-from ._check_args import as_array
+from ._check_args import (as_array, flag, instance, int_array, integer, nonempty, one_of, real,
+                          seed as check_seed)
 from .prob import log_softmax
 
 __all__ = ["LOSS_TYPES", "loss_coefficients", "weighted_logprob_loss", "SFTConfig", "ReSTConfig",
@@ -48,7 +49,10 @@ def loss_coefficients(mask, loss_type="sum"):
     ``"dapo"`` 1/Σm (mean over all actions);  ``"dr_grpo"`` 1/(n·T) (a constant).
     Same conventions as :func:`toy.rl.aggregate_loss`.
     """
-    m = np.asarray(mask, dtype=float)                               # (n, T)
+    m = nonempty(as_array(mask, "mask", ndim=2), "mask")            # (n, T)
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError("mask must contain only 0 and 1")
+    one_of(loss_type, "loss_type", LOSS_TYPES)
     n = m.shape[0]
     if loss_type == "sum":
         return m / n
@@ -73,6 +77,7 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     nonzero only in visited states; gradient *descent* on L is ascent on the weighted
     log-likelihood.
     """
+    instance(traj, ns.Trajectories, "traj")  # argcheck
     theta = ns._check_theta(theta)
     w = as_array(w, "w")
     if w.shape == (len(traj),):
@@ -94,6 +99,7 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
 
 def demonstrations(policy=None, targets=ALL_TARGETS):
     """One episode of a deterministic ``policy`` (default: binary search) per target."""
+    targets = int_array(targets, "targets", 1, ns.N, ndim=1)
     pi = ns.binary_search_policy() if policy is None else policy
     return ns.rollout(pi, np.asarray(targets), np.random.default_rng(0))
 
@@ -103,6 +109,17 @@ def _evaluate(theta, hist, step, targets=ALL_TARGETS):
     hist["eval_step"].append(step)
     per_target = ns.exact_J(ns.policy_probs(theta), per_target=True)
     hist["J"].append(float(per_target[np.asarray(targets) - 1].mean()))
+
+
+def _check_targets(targets, name):
+    t = int_array(targets, name, 1, ns.N, ndim=1)
+    if len(t) == 0:
+        raise ValueError(f"{name} must hold at least one hidden number")
+
+
+def _check_int_fields(cfg, **lows):
+    for name, lo in lows.items():
+        integer(getattr(cfg, name), name, lo=lo)
 
 
 def _as_arrays(hist):
@@ -116,11 +133,17 @@ class SFTConfig:
     lr: float = 2.0         # learning rate of gradient descent on the logits
     eval_every: int = 10    # compute the exact success rate J every this many steps
 
+    def __post_init__(self):
+        _check_int_fields(self, steps=0, eval_every=1)
+        real(self.lr, "lr", lo=0, lo_open=True)
+
 
 def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
     r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
     (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1.
     ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
+    ns._check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")  # argcheck
+    instance(cfg, SFTConfig, "cfg"), check_seed(seed)  # argcheck
     theta = np.array(theta0, dtype=float)
     hist = {"loss": [], "eval_step": [], "J": []}
     w = np.ones(len(demos))
@@ -145,6 +168,14 @@ class ReSTConfig:
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_targets: tuple = None        # hidden numbers the exact J averages over (None → targets)
 
+    def __post_init__(self):
+        _check_int_fields(self, rounds=0, samples=1, sft_steps=0)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        flag(self.accumulate, "accumulate")
+        _check_targets(self.targets, "targets")
+        if self.eval_targets is not None:
+            _check_targets(self.eval_targets, "eval_targets")
+
 
 def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     r"""ReST / expert iteration. Each round: sample ``cfg.samples`` episodes (grow), keep those
@@ -155,6 +186,7 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
     after the last.
     """
+    ns._check_theta(theta0, "theta0"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)  # argcheck
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
@@ -184,6 +216,8 @@ DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "g
 
 def pg_weights(rewards, method, b=0.0):
     """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
+    rewards, b = as_array(rewards, "rewards", ndim=2), real(b, "b")  # argcheck
+    one_of(method, "method", METHODS)  # argcheck
     if method == "rest":
         return (rewards == 1).astype(float)          # keep successes, drop failures
     if method == "reinforce":
@@ -210,6 +244,17 @@ class PGConfig:
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_every: int = 20              # compute the exact J every this many steps
 
+    def __post_init__(self):
+        one_of(self.method, "method", METHODS)
+        _check_int_fields(self, steps=0, prompts=1, G=2 if self.method in ("grpo", "dr_grpo") else 1,
+                          eval_every=1)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        if self.loss_type is not None:
+            one_of(self.loss_type, "loss_type", LOSS_TYPES)
+        real(self.baseline, "baseline")
+        real(self.decay, "decay", 0, 1)
+        _check_targets(self.targets, "targets")
+
 
 def train_pg(theta0, cfg=PGConfig(), seed=0):
     r"""On-policy training with the unified loss: each step samples B targets × G episodes
@@ -220,6 +265,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     whose G rewards are all equal), ``baseline`` (b used); ``J`` exact (over ``cfg.targets``)
     every ``eval_every`` steps.
     """
+    ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
     if cfg.method not in METHODS:
         raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
     if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
@@ -277,6 +323,7 @@ def degenerate_probability(p, G):
 
     ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape.
     """
+    integer(G, "G", lo=1)  # argcheck
     p = as_array(p, "p")
     if np.any((p < 0) | (p > 1)):
         raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
@@ -299,6 +346,7 @@ def group_update_size(p, G, method="grpo"):
     from math import comb
     if method not in ("grpo", "dr_grpo"):
         raise ValueError(f"method must be 'grpo' or 'dr_grpo', got {method!r}")
+    integer(G, "G", lo=2)  # argcheck
     if int(G) != G or G < 2:
         raise ValueError(f"G must be an integer >= 2, got {G}")
     p = as_array(p, "p")

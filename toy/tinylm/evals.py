@@ -5,9 +5,19 @@ import numpy as np
 from ..metrics import pass_at_k
 from ..prob import sample_categorical
 from .._blas import single_thread_blas
-from .task import MAX_ANSWER_LEN, N_DIGITS, STOI, make_prompts, true_answers, verify_tokens
+from .._check_args import flag, instance, int_array, integer, real, seed as check_seed
+from .model import TinyLM
+from .task import MAX_ANSWER_LEN, N_DIGITS, STOI, _digits, make_prompts, true_answers, verify_tokens
 
 __all__ = ["evaluate", "pass_at_k_curve", "thinking_budget"]
+
+
+def _check(model, temperature, seed, greedy=False, **counts):
+    instance(model, TinyLM, "model"), check_seed(seed), flag(greedy, "greedy")
+    if not greedy:
+        real(temperature, "temperature", lo=0, lo_open=True)
+    for name, n in counts.items():
+        integer(n, name, lo=1)
 
 
 def _prompts(digits):
@@ -20,9 +30,12 @@ def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digit
     problems (or the given ``digits`` (n, 10)). Returns a dict: ``accuracy``, ``think_share``,
     ``acc_think`` / ``acc_direct`` (accuracy within each format; NaN if none), ``chain_acc``
     (think-first answers whose bracket is all right), ``malformed``, ``mean_length``."""
+    _check(model, temperature, seed, greedy, **({"n_prompts": n_prompts} if digits is None else {}))
     rng = np.random.default_rng(seed)
     if digits is None:
         digits, _ = make_prompts(n_prompts, rng)
+    else:
+        digits = _digits(digits)
     ans = model.generate(_prompts(digits), MAX_ANSWER_LEN, rng, temperature, greedy=greedy)
     v = verify_tokens(ans, digits)
     think, direct = v["think"] > 0, v["direct"] > 0
@@ -43,6 +56,10 @@ def pass_at_k_curve(model, ks=(1, 2, 4, 8, 16), n_prompts=200, n_samples=16, tem
                     seed=0):
     """pass@k (``toy.metrics.pass_at_k``, unbiased) averaged over ``n_prompts`` problems from
     ``n_samples`` samples each. Returns ``{k: pass@k}``."""
+    _check(model, temperature, seed, n_prompts=n_prompts, n_samples=n_samples)
+    ks = int_array(ks, "ks", lo=1, ndim=1)
+    if len(ks) == 0:
+        raise ValueError("ks must hold at least one k")
     if max(ks) > n_samples:
         raise ValueError(f"ks must be <= n_samples = {n_samples}, got {max(ks)}")
     rng = np.random.default_rng(seed)
@@ -66,6 +83,8 @@ def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperat
     distribution and might otherwise not write a digit at all). b = 10 is the model's full
     chain. The same problems and chains are used for every b. Returns ``{b: accuracy}``.
     """
+    _check(model, temperature, seed, greedy, n_prompts=n_prompts)
+    budgets = int_array(list(budgets), "budgets", 0, N_DIGITS, ndim=1)
     rng = np.random.default_rng(seed)
     digits, _ = make_prompts(n_prompts, rng)
     truth = true_answers(digits)
@@ -75,8 +94,6 @@ def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperat
     chain = np.pad(chain, ((0, 0), (0, N_DIGITS - chain.shape[1])), constant_values=STOI["$"])
     out = {}
     for b in budgets:
-        if not 0 <= b <= N_DIGITS:
-            raise ValueError(f"budgets must be in 0..{N_DIGITS}, got {b}")
         cut = np.concatenate([prefix, chain[:, :b], np.tile([STOI["]"], STOI["#"]], (n_prompts, 1))], axis=1)
         logits = model.forward(cut)[:, -1, :10].astype(np.float64)          # (n, 10) digits only
         if greedy:
