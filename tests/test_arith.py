@@ -328,6 +328,9 @@ BAD_INPUTS = [
     (A.trace, (_P, 0, [0.5] * int(_P.n_steps[0])), {}, "methods"),
     (A.trace, (_P, 0, [0] * int(_P.n_steps[0])), {"slip": 0.5}, "slip"),
     (A.trace, ("p", 0, [0]), {}, "problems"),
+    (_P.text, (4,), {}, "i"),
+    (_P.subset, ([0, 9],), {}, "idx"),
+    (_P.subset, ([True, False],), {}, "idx"),
 ]
 
 

@@ -98,12 +98,17 @@ class Problems:
 
     def text(self, i):
         """Problem i written out, e.g. ``'47 × 6 + 18 = ?'`` (evaluated left to right)."""
+        i = integer(i, "i", 0, len(self) - 1)
         parts = [str(self.start[i])]
         for t in range(self.n_steps[i]):
             parts.append(("× " if self.is_mul[i, t] else "+ ") + str(self.operand[i, t]))
         return " ".join(parts) + " = ?"
 
     def subset(self, idx):
+        """The problems at indices ``idx`` (or where the boolean ``idx`` (P,) is True)."""
+        k = np.asarray(idx)
+        if not (k.dtype == bool and k.shape == (len(self),)):
+            int_array(k, "idx", -len(self), len(self) - 1)
         return Problems(self.start[idx], self.is_mul[idx], self.operand[idx],
                         self.context[idx], self.answer[idx])
 
