@@ -137,7 +137,7 @@ def advantages(rewards, kind, baseline=None):
     - ``"rloo"``:     A = r − mean of the other G − 1 rewards of the group (toy.rl)
     - ``"grpo"``:     A = (r − group mean) / (group std + 1e-4) (toy.rl)
     """
-    one_of(kind, "kind", ADVANTAGES), as_array(rewards, "rewards", ndim=2)  # argcheck
+    one_of(kind, "kind", ADVANTAGES), as_array(rewards, "rewards", min_ndim=1)  # argcheck
     if baseline is not None:  # argcheck
         real(baseline, "baseline")
     r = np.asarray(rewards, dtype=float)

@@ -152,7 +152,7 @@ def _play(choose, target, start=None, limit=None):
     if start is None:
         lo, hi, left0 = np.ones(n, int), np.full(n, N), np.full(n, T)
     else:
-        if not isinstance(start, (tuple, list)) or len(start) != 3:
+        if not isinstance(start, (tuple, list, np.ndarray)) or len(start) != 3:
             raise ValueError(f"start must be a tuple (lo, hi, left), got {start!r}")
         for x, name, top in zip(start, ("lo", "hi", "left"), (N, N, T)):
             broadcast([int_array(x, f"start {name}", 1, top).shape, (n,)], [f"start {name}", "target"])
@@ -197,9 +197,9 @@ def replay(guess_seqs, target):
     A sequence may stop before the episode ends (a history prefix h_t), but may not go on
     after a hit or beyond T guesses.
     """
-    if isinstance(guess_seqs, str) or not all(np.ndim(q) == 1 for q in guess_seqs):
+    if isinstance(guess_seqs, str) or not np.iterable(guess_seqs):
         raise ValueError("guess_seqs must be a list of guess sequences (lists of integers)")
-    seqs = [list(int_array(q, "guess_seqs", 1, N)) for q in guess_seqs]
+    seqs = [list(int_array(q, "guess_seqs", 1, N, ndim=1)) for q in guess_seqs]
     if any(len(q) > T for q in seqs):
         raise ValueError(f"guess_seqs: each sequence has at most T={T} guesses in 1..{N}")
     target = int_array(target, "target", 1, N)
@@ -301,7 +301,7 @@ def weak_prior(in_range=2.0, scan=0.3):
     has seen linear scans. Its exact success rate is printed by ``exact_J(policy_probs(weak_prior()))``
     (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16).
     """
-    in_range, scan = real(in_range, "in_range"), real(scan, "scan")  # argcheck
+    real(in_range, "in_range"), real(scan, "scan")  # argcheck
     left, lo, hi, g = _grid()
     logits = in_range * ((g >= lo) & (g <= hi)) - scan * np.abs(g - lo)
     return _table(logits)
@@ -378,7 +378,7 @@ def exact_J(pi, per_target=False, start=None):
 
 def _check_state(state, name, left_lo=1):
     """``(lo, hi, left)`` as ints with 1 <= lo <= hi <= N and left_lo <= left <= T."""
-    if not isinstance(state, (tuple, list)) or len(state) != 3:
+    if not isinstance(state, (tuple, list, np.ndarray)) or len(state) != 3:
         raise ValueError(f"{name} must be a tuple (lo, hi, left), got {state!r}")
     lo, hi = integer(state[0], "lo", 1, N), integer(state[1], "hi", 1, N)
     left = integer(state[2], "left", left_lo, T)

@@ -216,7 +216,7 @@ DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "g
 
 def pg_weights(rewards, method, b=0.0):
     """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
-    rewards, b = as_array(rewards, "rewards", ndim=2), real(b, "b")  # argcheck
+    rewards, b = as_array(rewards, "rewards", min_ndim=1), real(b, "b")  # argcheck
     one_of(method, "method", METHODS)  # argcheck
     if method == "rest":
         return (rewards == 1).astype(float)          # keep successes, drop failures

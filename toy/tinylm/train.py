@@ -256,7 +256,9 @@ class CurriculumSampler:
     (``train_rl`` calls ``update`` after every rollout). Unseen prompts start at ``init``."""
 
     def __init__(self, pool, init=0.5, decay=0.5, floor=0.02):
-        _digits(pool), real(init, "init", 0, 1), real(decay, "decay", 0, 1)  # argcheck
+        if np.ndim(pool) < 1 or len(pool) == 0:  # argcheck
+            raise ValueError(f"pool must be a non-empty array of prompts (P, ...), got shape {np.shape(pool)}")
+        real(init, "init", 0, 1), real(decay, "decay", 0, 1)  # argcheck
         real(floor, "floor", 0, 1, lo_open=True)  # argcheck
         self.pool = np.asarray(pool)
         self.success = np.full(len(self.pool), float(init))
