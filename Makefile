@@ -1,4 +1,5 @@
-# RL for Reasoning, by Hand — every command sets itself up on a fresh machine (needs python3 >= 3.10).
+# RL for Reasoning, by Hand — every command sets itself up on a fresh machine (needs python3 >= 3.11.5:
+# the pinned requirements.txt needs it, e.g. soupsieve 4.1.3; numpy, pandas, matplotlib and ipython need 3.11).
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 VENV   := .venv
@@ -14,10 +15,17 @@ help:
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
+	@echo "make exercise-index  regenerate book/exercises.md from the notebooks"
+	@echo "make assignments     nbgrader course in \$$COURSE (default _build/nbgrader): source + release of every section"
+	@echo "make grade-demo      nbgrader round trip: release all, autograde two submissions of one assignment"
 
 setup: $(STAMP)
 
+PYTHON_FLOOR := 3.11.5
+
 $(STAMP): requirements.txt pyproject.toml
+	@python3 -c 'import sys; v = sys.version_info[:3]; sys.exit(0 if v >= (3, 11, 5) else \
+	  "make: this book needs Python >= $(PYTHON_FLOOR) (python3 is %d.%d.%d): install a newer python3 and retry" % v)'
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
@@ -51,6 +59,39 @@ student: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+.PHONY: exercise-index instructor-setup assignments grade-demo
+
+exercise-index: $(STAMP)
+	$(PY) scripts/exercise_index.py
+
+# ---- instructor kit (nbgrader): its own venv, so that book/test never install the grader
+IVENV  := .venv-instructor
+IPY    := $(IVENV)/bin/python
+ISTAMP := $(IVENV)/.installed
+COURSE ?= _build/nbgrader
+DEMO   := _build/grade-demo
+NBGRADER = cd $(1) && PATH="$(abspath $(IVENV))/bin:$$PATH" nbgrader
+
+instructor-setup: $(ISTAMP)
+
+$(ISTAMP): requirements.txt requirements-instructor.txt pyproject.toml
+	test -x $(IPY) || python3 -m venv $(IVENV)
+	$(IPY) -m pip install --quiet --upgrade pip
+	$(IPY) -m pip install --quiet -r requirements-instructor.txt
+	$(IPY) -m pip install --quiet --no-deps -e .
+	touch $(ISTAMP)
+
+assignments: $(ISTAMP)
+	$(IPY) scripts/make_assignments.py notebooks $(COURSE)
+	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force
+	@echo "assignments: sources in $(COURSE)/source, student versions in $(COURSE)/release"
+
+grade-demo: $(ISTAMP)
+	rm -rf $(DEMO)
+	$(IPY) scripts/make_assignments.py notebooks $(DEMO)
+	$(call NBGRADER,$(DEMO)) generate_assignment '*' --force --log-level=WARN
+	$(IPY) scripts/grade_demo.py $(DEMO) part1-s08_baselines
 
 clean:
 	rm -rf _build

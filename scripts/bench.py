@@ -1,5 +1,7 @@
-"""Execute every notebook and print its time against the budget (DEVELOPERS.md):
+"""``make bench``: time the fast trainers, execute every notebook, and print each time against
+its budget (the notebook budgets are CONTRIBUTING.md's, "Budgets"):
 
+- each trainer of ``trainers()`` ≤ its budget (1 s: the notebooks and the unit tests re-run them);
 - each notebook ≤ 15 s; a notebook whose metadata sets ``rl_by_hand.budget_s`` (the Part III
   notebooks that train the thinking model) uses that budget (60 s);
 - each slider update (one frame: compute + render) ≤ 0.1 s, as logged by ``toy.widgets``;
@@ -7,6 +9,10 @@
 - the kernel's peak memory (VmHWM, Linux) ≤ 1 GB.
 
     python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
+    python scripts/bench.py --trainers          # only the trainers
+
+Timing lives here, not in the unit tests: a wall-clock assert fails on a busy machine and
+passes on a fast one whatever the code does.
 
 Exits 1 when a budget is exceeded. Notebooks run in a temporary copy; nothing is rewritten.
 """
@@ -34,6 +40,36 @@ def peak_memory_mb(pid):
     return float("nan")
 
 
+def trainers():
+    """(name, budget in s, function) of each fast trainer that is timed."""
+    from toy import arith as A
+    from toy import arith_train as T
+    train, test = A.make_dataset()
+    return [
+        ("arith_train.reinforce, GRPO advantages, 30 batches", 1.0,
+         lambda: T.reinforce(train, test, "grpo", n_batches=30, seed=1)),
+        ("arith_train.grpo, GRPOConfig(), 30 batches", 1.0,
+         lambda: T.grpo(train, test, T.GRPOConfig(), n_batches=30, seed=0)),
+    ]
+
+
+def time_trainers(repeat=3):
+    """Print each trainer's best time of ``repeat`` runs against its budget; returns the number over."""
+    bad = 0
+    print("trainers (best of %d runs):" % repeat)
+    for name, budget, fn in trainers():
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        ok = best <= budget
+        bad += not ok
+        print(f"{'ok ' if ok else 'OVER'} {best:6.2f} s / {budget:4.1f} s  {name}", flush=True)
+    print()
+    return bad
+
+
 def run(path, log):
     nb = nbformat.read(path, as_version=4)
     budget = nb.metadata.get("rl_by_hand", {}).get("budget_s", DEFAULT_BUDGET_S)
@@ -49,11 +85,14 @@ def run(path, log):
     return seconds, budget, memory
 
 
-def main(paths):
-    paths = [pathlib.Path(p) for p in paths] or sorted(
+def main(args):
+    bad = time_trainers()
+    if args == ["--trainers"]:
+        return 1 if bad else 0
+    paths = [pathlib.Path(p) for p in args] or sorted(
         p for p in pathlib.Path("notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
-    rows, bad = [], 0
+    rows = []
     t_all = time.perf_counter()
     for p in paths:
         seconds, budget, memory = run(p, log)

@@ -1,6 +1,6 @@
-"""Tests for toy.arith_train: STaR, REINFORCE with four advantages, GRPO and DAPO's switches."""
+"""Tests for toy.arith_train: STaR, REINFORCE with four advantages, GRPO and DAPO's switches.
+(Their speed is measured by ``make bench``, not here.)"""
 import re
-import time
 
 import numpy as np
 import pytest
@@ -68,11 +68,9 @@ def test_four_advantages_by_hand():
     np.testing.assert_allclose(T.advantages(r, "grpo"), [[1.732, -0.577, -0.577, -0.577]], atol=1e-3)
 
 
-def test_reinforce_learns_fast_and_reproducibly(data):
+def test_reinforce_learns_reproducibly(data):
     train, test = data
-    t0 = time.perf_counter()
     h = T.reinforce(train, test, "grpo", n_batches=30, seed=1)
-    assert time.perf_counter() - t0 < 1.0
     assert h["pass1"].shape == (31,) and h["train_reward"].shape == (30,)
     assert h["pass1"][-1] > h["pass1"][0] + 0.3
     h2 = T.reinforce(train, test, "grpo", n_batches=30, seed=1)
@@ -170,9 +168,7 @@ def test_grpo_trainer_runs_every_switch(data):
         assert h["pass1"].shape == (6,) and np.all(np.isfinite(h["pass1"]))
         assert np.all(np.diff(h["samples"]) >= cfg.groups * cfg.G)
         assert np.all((0 <= h["clip_frac"]) & (h["clip_frac"] <= 1))
-    t0 = time.perf_counter()
     h = T.grpo(train, test, T.GRPOConfig(), n_batches=30, seed=0)
-    assert time.perf_counter() - t0 < 1.0
     assert h["pass1"][-1] > 0.5
 
 

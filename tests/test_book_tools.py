@@ -114,3 +114,11 @@ def test_execute_needed_detects_unexecuted_and_error_notebooks():
     assert not execute_needed.needs_execution(nb)      # empty cells do not count
     nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
     assert execute_needed.error_outputs(nb) == [0]
+
+
+def test_table_shows_missing_values_as_a_dash():
+    df = pd.DataFrame({"accuracy": [0.5, float("nan")]}, index=["think", "direct"])
+    t = plots.table(df, precision=2, uuid="na")
+    assert repr(t).split() == ["accuracy", "think", "0.50", "direct", "—"]
+    html = t._repr_html_()
+    assert "—" in html and "nan" not in html.lower()

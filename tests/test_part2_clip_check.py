@@ -9,10 +9,20 @@ def right_cap(p_old, eps):
     return np.minimum(np.asarray(p_old) * (1 + eps), 1.0)
 
 
-def test_clip_cap_reference_is_the_lecture_worked_answer():
+def test_clip_cap_expects_the_lecture_worked_answer(capsys):
     # lecture exercise 4: 0.02 → 0.024 (ε = 0.2), 0.0256 (ε_high = 0.28); 0.8 → 0.96
-    np.testing.assert_allclose(right_cap([0.02, 0.02, 0.8], np.array([0.2, 0.28, 0.2])),
-                               [0.024, 0.0256, 0.96])
+    def loop_cap(p_old, eps):                                     # one scalar at a time
+        p, e = np.broadcast_arrays(np.asarray(p_old, float), np.asarray(eps, float))
+        return np.array([min(pi * (1 + ei), 1.0) for pi, ei in zip(p.ravel(), e.ravel())]).reshape(p.shape)
+
+    check.clip_cap(loop_cap)
+    assert capsys.readouterr().out == "✓ all 6 cases pass\n"
+    check.clip_cap(lambda p, e: np.minimum(np.asarray(p) * (1 - e), 1.0))     # the lower clip
+    assert "case 'p_old = 0.02, ε = 0.2': expected 0.024, got 0.016" in capsys.readouterr().out
+    check.clip_cap(lambda p, e: np.minimum(np.asarray(p) * 1.2, 1.0))         # ignores ε
+    assert "case 'p_old = 0.02, ε_high = 0.28': expected 0.0256, got 0.024" in capsys.readouterr().out
+    check.clip_cap(lambda p, e: np.where(np.asarray(p) > 0.5, 0.8, np.asarray(p) * (1 + e)))
+    assert "case 'p_old = 0.8, ε = 0.2': expected 0.96, got 0.8" in capsys.readouterr().out
 
 
 def test_clip_cap(capsys):

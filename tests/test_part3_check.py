@@ -1,6 +1,4 @@
 """The Part III checkers accept right answers and reject wrong ones (never raise)."""
-import math
-
 import numpy as np
 
 from toy.check import part3 as check
@@ -11,13 +9,22 @@ def right(p, G):
     return p ** G + (1 - p) ** G
 
 
-def test_degenerate_prob_reference_by_enumeration():
-    # enumerate all 2^G outcomes of a group for small G and count the all-equal ones
-    for p in (0.0, 0.2, 0.5, 0.9):
-        for G in (2, 3, 5):
-            prob = sum(math.prod(p if o >> i & 1 else 1 - p for i in range(G))
-                       for o in range(2 ** G) if o in (0, 2 ** G - 1))
-            assert abs(right(p, G) - prob) < 1e-12
+def test_degenerate_prob_accepts_enumeration_and_rejects_half_of_it(capsys):
+    def enumerated(p, G, kinds=("all right", "all wrong")):
+        """P(all right) and P(all wrong), answer by answer (elementwise on arrays of p)."""
+        right, wrong = np.ones_like(np.asarray(p, float)), np.ones_like(np.asarray(p, float))
+        for _ in range(G):
+            right, wrong = right * p, wrong * (1 - np.asarray(p, float))
+        return ("all right" in kinds) * right + ("all wrong" in kinds) * wrong
+
+    check.degenerate_prob(enumerated)
+    assert capsys.readouterr().out == "✓ all 6 cases pass\n"
+    check.degenerate_prob(lambda p, G: enumerated(p, G, kinds=("all right",)))
+    out = capsys.readouterr().out
+    assert out.startswith("✗ case 'p = 0.5, G = 2': expected 0.5, got 0.25") and "two fair coins" in out
+    check.degenerate_prob(lambda p, G: enumerated(p, G) if G != 32 else enumerated(p, 31))
+    out = capsys.readouterr().out                                        # 0.7^32, then 0.7^31
+    assert "case 'p = 0.3, G = 32': expected 1.104e-05, got 1.578e-05" in out
 
 
 def test_degenerate_prob(capsys):
@@ -30,3 +37,39 @@ def test_degenerate_prob(capsys):
     assert "raised ZeroDivisionError" in capsys.readouterr().out
     check.degenerate_prob(lambda p, G: None)
     assert "returned None" in capsys.readouterr().out
+
+
+def test_hard_problem_advantages_lecture_numbers(capsys):
+    """Lecture exercise 3's worked answer: GRPO +2.65 / −0.38, Dr. GRPO +0.875 / −0.125."""
+    check.hard_problem_advantages([2.65] + [-0.38] * 7, [0.875] + [-0.125] * 7)
+    out = capsys.readouterr().out
+    assert out.count("✓") == 2 and "✗" not in out
+    check.hard_problem_advantages([2.78] + [-0.40] * 7, [0.875] + [-0.125] * 7)   # sample std
+    assert "✗ GRPO's advantages" in capsys.readouterr().out
+
+
+def test_per_token_weights_lecture_numbers(capsys):
+    """Lecture exercise 4: GRPO +0.01 / −0.001 per token, Dr. GRPO ±0.001."""
+    check.per_token_weights(lambda L, A, t, m: [0.01, -0.001] if (list(L), t) == ([100, 1000], "grpo")
+                            else [0.001, -0.001] if list(L) == [100, 1000]
+                            else np.asarray(A) / (np.asarray(L) if t == "grpo" else m))
+    assert capsys.readouterr().out.startswith("✓ all 4 cases pass")
+    check.per_token_weights(lambda L, A, t, m: np.asarray(A) / np.asarray(L))      # GRPO's rule for both
+    assert "✗ case 'the same group, Dr. GRPO" in capsys.readouterr().out
+
+
+def test_kimi_length_reward_lecture_numbers(capsys):
+    """Lecture exercise 5: λ = 0.5, 0.25, 0, −0.5 → rewards +0.5, +0.25, 0, −0.5."""
+    lecture = {(200, 400, 600, 1000): [0.5, 0.25, 0.0, -0.5]}
+
+    def answer(L, c):
+        if tuple(L) in lecture:
+            return lecture[tuple(L)]
+        if L.max() == L.min():
+            return np.zeros(len(L))
+        lam = 0.5 - (L - L.min()) / (L.max() - L.min())
+        return np.where(c, lam, np.minimum(0, lam))
+    check.kimi_length_reward(answer)
+    assert capsys.readouterr().out.startswith("✓ all 4 cases pass")
+    check.kimi_length_reward(lambda L, c: 0.5 - (L - L.min()) / max(L.max() - L.min(), 1))  # no min(0, λ)
+    assert "✗ case 'a short wrong answer'" in capsys.readouterr().out

@@ -1,5 +1,8 @@
-"""toy.plots (and the book helpers toy.widgets.render_frame, toy.show): bad input raises a
-ValueError naming the argument."""
+"""The data every toy.plots helper draws, read back from the figure and compared with an
+independent computation (naive loops). nbval compares text outputs, never images: without
+these a helper could draw the wrong numbers unseen. Bad input (here also for the book helpers
+toy.widgets.render_frame and toy.show) raises a ValueError naming the argument."""
+import math
 import re
 
 import matplotlib
@@ -7,9 +10,135 @@ import numpy as np
 import pandas as pd
 import pytest
 
-matplotlib.use("Agg")
-from toy import plots, show, widgets  # noqa: E402
+from toy import plots, show, widgets
 
+
+@pytest.fixture
+def ax():
+    fig, ax = plots.figure()
+    yield ax
+    matplotlib.pyplot.close(fig)
+
+
+def _naive_mean_std(rows):
+    """Column mean and population std of a list of equal-length rows, by loops."""
+    n, T = len(rows), len(rows[0])
+    mean = [sum(r[t] for r in rows) / n for t in range(T)]
+    std = [math.sqrt(sum((r[t] - mean[t]) ** 2 for r in rows) / n) for t in range(T)]
+    return mean, std
+
+
+def _band(collection, x):
+    """(lower, upper) edge of a fill_between band at each x, from its polygon's vertices."""
+    v = collection.get_paths()[0].vertices
+    lo = [min(y for xv, y in v if xv == xi) for xi in x]
+    hi = [max(y for xv, y in v if xv == xi) for xi in x]
+    return lo, hi
+
+
+def test_curves_draws_the_seed_mean_and_a_one_std_band(ax):
+    x = [0, 10, 20, 30]
+    runs = [[0.1, 0.4, 0.5, 0.9], [0.3, 0.2, 0.7, 0.8], [0.8, 0.9, 0.0, 0.7]]     # 3 seeds
+    single = [1.0, 2.0, 0.5, 0.25]
+    plots.curves(ax, x, {"grpo": np.array(runs), "one run": single}, ylabel="J", title="t",
+                 ylim=(0, 2), styles={"one run": {"ls": "--", "color": "k"}})
+    mean, std = _naive_mean_std(runs)
+    l0, l1 = ax.get_lines()
+    np.testing.assert_array_equal(l0.get_xdata(), x)
+    np.testing.assert_allclose(l0.get_ydata(), mean, rtol=1e-12)
+    assert l0.get_label() == "grpo (mean of 3)" and l0.get_color() == plots.COLORS[0]
+    assert len(ax.collections) == 1                                # no band for a single run
+    lo, hi = _band(ax.collections[0], x)
+    np.testing.assert_allclose(lo, [m - s for m, s in zip(mean, std)], rtol=1e-12)
+    np.testing.assert_allclose(hi, [m + s for m, s in zip(mean, std)], rtol=1e-12)
+    np.testing.assert_array_equal(l1.get_ydata(), single)
+    assert l1.get_label() == "one run" and l1.get_color() == "k" and l1.get_linestyle() == "--"
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("step", "J", "t")
+    assert ax.get_ylim() == (0, 2)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["grpo (mean of 3)", "one run"]
+
+
+def test_entropy_curves_draws_the_same_data_from_zero(ax):
+    runs = [[1.5, 1.0, 0.8], [1.3, 1.2, 0.4]]
+    plots.entropy_curves(ax, [1, 2, 3], {"H": runs})
+    mean, std = _naive_mean_std(runs)
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), mean, rtol=1e-12)
+    np.testing.assert_allclose(_band(ax.collections[0], [1, 2, 3])[1], [m + s for m, s in zip(mean, std)])
+    assert ax.get_ylim()[0] == 0 and ax.get_ylabel() == "entropy (nats)"
+
+
+def test_running_average_draws_the_mean_of_the_first_n_samples(ax):
+    samples = [1.0, 0.0, 0.0, 1.0, 1.0, 0.5]
+    plots.running_average(ax, samples, "estimate", truth=0.6, color="C3")
+    line, truth = ax.get_lines()
+    ref, total = [], 0.0
+    for n, s in enumerate(samples, start=1):
+        total += s
+        ref.append(total / n)
+    np.testing.assert_array_equal(line.get_xdata(), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_allclose(line.get_ydata(), ref, rtol=1e-12)
+    assert ref[:3] == [1.0, 0.5, 1 / 3]                              # by hand
+    np.testing.assert_array_equal(truth.get_ydata(), [0.6, 0.6])     # the dashed true value
+    assert line.get_label() == "estimate" and ax.get_xlabel() == "number of samples"
+
+
+def test_prob_bars_heights_positions_and_labels(ax):
+    probs = [[0.1, 0.5, 0.4], [0.3, 0.2, 0.5]]
+    plots.prob_bars(ax, probs, ["a", "b", "c"], series_labels=["before", "after"], title="π")
+    bars = ax.patches
+    assert len(bars) == 6
+    width = 0.8 / 2
+    for i, row in enumerate(probs):                                  # series i, context j
+        for j, p in enumerate(row):
+            bar = bars[3 * i + j]
+            assert bar.get_height() == pytest.approx(p)
+            assert bar.get_x() + bar.get_width() / 2 == pytest.approx(j + (i - 0.5) * width)
+            assert bar.get_width() == pytest.approx(width)
+            assert matplotlib.colors.to_hex(bar.get_facecolor()) == plots.COLORS[i]
+    assert [t.get_text() for t in ax.texts] == ["0.10", "0.50", "0.40", "0.30", "0.20", "0.50"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    assert ax.get_ylim() == (0, 1.0) and ax.get_title() == "π"
+    fig, ax2 = plots.figure()
+    plots.prob_bars(ax2, [0.2, 1.5], ["x", "y"])                     # one series, above 1
+    assert [b.get_height() for b in ax2.patches] == pytest.approx([0.2, 1.5])
+    assert [b.get_x() + b.get_width() / 2 for b in ax2.patches] == pytest.approx([0, 1])
+    assert ax2.get_ylim()[1] == pytest.approx(1.5 * 1.12)
+    matplotlib.pyplot.close(fig)
+
+
+def test_table_shows_the_numbers_at_its_precision():
+    df = pd.DataFrame({"method": ["a", "b"], "J": [0.12345, 0.5]})
+    t = plots.table(df, precision=2, caption="cap")
+    assert repr(t).split() == ["method", "J", "0", "a", "0.12", "1", "b", "0.50"]
+    html = t._repr_html_()
+    assert ">0.12<" in html and ">0.50<" in html and "cap" in html
+    assert t.df is df
+
+
+def test_advantage_table_colours_each_cell_by_its_sign_and_size():
+    df = pd.DataFrame({"A": [1.0, -0.5, 0.0], "B": [-2.0, 0.25, 2.0], "n": [1, 2, 3]})
+    html = plots.advantage_table(df, ["A", "B"], uuid="u")._repr_html_()
+    cmap, vmax = matplotlib.colormaps["RdBu"], 2.0                  # centred at 0, ± max |value|
+    colours = dict(re.findall(r"#T_u_(row\d+_col\d+) \{\s*background-color: (#[0-9a-f]{6})", html))
+    for j, col in enumerate(["A", "B"]):
+        for i, v in enumerate(df[col]):
+            expected = matplotlib.colors.to_hex(cmap((v + vmax) / (2 * vmax)))
+            assert colours.pop(f"row{i}_col{j}") == expected, (col, i)
+    assert colours == {}                                             # the count column is not coloured
+    assert ">-0.50<" in html and ">0.25<" in html
+
+
+def test_figure_sizes():
+    """6 in wide for one column, 4.2 in per column otherwise, 3.3 in per row."""
+    for args, kw, size, n_axes in [((), {}, (6.0, 3.3), 1), ((2,), {}, (8.4, 3.3), 2),
+                                   ((3, 2), {}, (12.6, 6.6), 6), ((), {"width": 5, "height": 2}, (5, 2), 1)]:
+        fig, axes = plots.figure(*args, **kw)
+        assert tuple(fig.get_size_inches()) == pytest.approx(size)
+        assert np.size(axes) == n_axes
+        matplotlib.pyplot.close(fig)
+
+
+# ------------------------------------------------------------------ bad input, one table
 _FIG, _AX = plots.figure()
 _DF = pd.DataFrame({"a": [1.0, -2.0]})
 

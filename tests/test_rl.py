@@ -218,8 +218,8 @@ def test_dynamic_sampling_cost_lecture6_exercise5():
     # half the problems at 0.99 and half at 0.81: P(all right) ≈ 0.55. Checked by sampling groups.
     from toy.numsearch_train import degenerate_probability
     rng = np.random.default_rng(6)
-    assert 0.9 ** 8 == pytest.approx(0.43, abs=0.005)
     p_deg = float(degenerate_probability(0.9, 8))
+    assert p_deg == pytest.approx(0.43, abs=0.005)               # the lecture's 0.43 (+ 1e-8 all wrong)
     assert 16 / (1 - p_deg) == pytest.approx(28, abs=0.5)
     groups = (rng.random((200_000, 8)) < 0.9).astype(float)
     assert rl.degenerate_fraction(groups) == pytest.approx(p_deg, abs=0.005)
@@ -228,6 +228,53 @@ def test_dynamic_sampling_cost_lecture6_exercise5():
     all_right = float(np.mean(mixed.min(axis=1) == 1))
     assert all_right == pytest.approx(0.5 * 0.99 ** 8 + 0.5 * 0.81 ** 8, abs=0.005)
     assert all_right == pytest.approx(0.55, abs=0.01)
+
+
+# ----------------------------------------------------------------------------- aggregation weights
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_aggregate_weights_are_the_gradient_of_aggregate_loss(loss_type):
+    rng = np.random.default_rng(3)
+    mask = (np.arange(7)[None, :] < np.array([[3], [7], [1], [5]])).astype(float)   # (4, 7)
+    x = rng.normal(size=mask.shape)
+    c = rl.aggregate_weights(mask, loss_type, max_len=9 if loss_type == "dr_grpo" else None)
+    assert np.isclose((c * x).sum(), rl.aggregate_loss(x, mask, loss_type, 9 if loss_type == "dr_grpo" else None))
+    for i, t in [(0, 1), (1, 6), (2, 0)]:                 # finite differences, one token at a time
+        e = np.zeros_like(x)
+        e[i, t] = 1e-3
+        fd = (rl.aggregate_loss(x + e, mask, loss_type, 9 if loss_type == "dr_grpo" else None)
+              - rl.aggregate_loss(x - e, mask, loss_type, 9 if loss_type == "dr_grpo" else None)) / 2e-3
+        assert np.isclose(c[i, t], fd)
+    assert np.all(c[mask == 0] == 0)
+
+
+def test_aggregate_weights_hand_cases_and_batches():
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], float)
+    np.testing.assert_allclose(rl.aggregate_weights(mask, "grpo"), [[1 / 4, 1 / 4, 0, 0], [1 / 8] * 4])
+    np.testing.assert_allclose(rl.aggregate_weights(mask, "dapo"), mask / 6)
+    np.testing.assert_allclose(rl.aggregate_weights(mask, "dr_grpo", max_len=10), mask / 20)
+    two = np.stack([mask, mask[::-1]])                     # (runs, N, T): each normalised on its own
+    np.testing.assert_allclose(rl.aggregate_weights(two, "dapo")[1], mask[::-1] / 6)
+
+
+@pytest.mark.parametrize("args, kwargs, arg", [
+    (([[0, 0]], "grpo"), {}, "no generated tokens"), (([[1, 2]], "grpo"), {}, "mask"),
+    (([[1, 1]], "sum"), {}, "loss_type"), (([[1, 1, 1]], "dr_grpo"), {"max_len": 2}, "max_len"),
+    (([1, 1], "dapo"), {}, "mask"), (([[0, 0]], "dapo"), {}, "no generated tokens"),
+])
+def test_aggregate_weights_bad_input(args, kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        rl.aggregate_weights(*args, **kwargs)
+
+
+def test_kimi_length_reward_many_groups_equal_one_at_a_time():
+    rng = np.random.default_rng(0)
+    L = rng.integers(1, 50, size=(5, 6))
+    L[2] = 7                                               # one group of equal lengths
+    c = rng.random((5, 6)) < 0.5
+    together = rl.kimi_length_reward(L, c)
+    for g in range(5):
+        np.testing.assert_array_equal(together[g], rl.kimi_length_reward(L[g], c[g]))
+    assert np.all(together[2] == 0)
 
 
 # ------------------------------------------------------------------ bad input, one table
@@ -277,7 +324,7 @@ BAD_INPUTS = [
     (rl.kimi_length_reward, ([1, 2], [2, 0]), {}, "correct"),
     (rl.kimi_length_reward, ([1, 2], [True]), {}, "correct"),
     (rl.kimi_length_reward, ([], []), {}, "lengths"),
-    (rl.kimi_length_reward, ([[1, 2]], [[True, False]]), {}, "lengths"),
+    (rl.kimi_length_reward, (np.ones((2, 0)), np.ones((2, 0), bool)), {}, "lengths"),
 ]
 
 

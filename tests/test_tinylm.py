@@ -1,6 +1,12 @@
 """Tests of toy.tinylm: the verifier, every layer's backward against finite differences, the
 whole loss's gradient, KV-cache sampling, the loss weights, the disk cache."""
+import os
 import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -291,6 +297,64 @@ def test_cache_roundtrip_and_rebuild(tmp_path, monkeypatch):
     assert cache.config_hash(cfg) != cache.config_hash(T.SFTConfig(model=TINY, steps=3, batch_size=4))
 
 
+def test_cache_files_are_shareable(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path / "new" / "dir"))   # created on first save
+    cache.warmup_model(T.SFTConfig(model=TINY, steps=2, batch_size=4), verbose=False)
+    (f,) = (tmp_path / "new" / "dir").glob("*.npz")
+    assert f.stat().st_mode & 0o777 == 0o644
+
+
+def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TOY_CACHE_DIR", str(blocker))
+    monkeypatch.setattr(cache, "_memory", {})
+    monkeypatch.setattr(cache, "_warned", set())
+    cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    calls = []
+    real = cache.sft_warmup
+    monkeypatch.setattr(cache, "sft_warmup", lambda c: calls.append(c) or real(c))
+    with pytest.warns(RuntimeWarning, match="not usable"):
+        m1 = cache.warmup_model(cfg, verbose=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # no second warning
+        m2 = cache.warmup_model(cfg, verbose=False)          # from memory, not retrained
+        p, h = cache.cached_train_rl(T.RLConfig(steps=1, n_prompts=2, group_size=2), sft_cfg=cfg,
+                                     verbose=False)
+        p2, h2 = cache.cached_train_rl(T.RLConfig(steps=1, n_prompts=2, group_size=2), sft_cfg=cfg,
+                                       verbose=False)
+    assert len(calls) == 1 and blocker.read_text() == "not a directory"
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m2.state_dict()[k])
+    np.testing.assert_array_equal(h["loss"], h2["loss"])
+
+
+def test_code_files_are_what_training_imports():
+    """The cache key covers every toy module that a fresh interpreter loads for training."""
+    out = subprocess.run([sys.executable, "-c", "import sys, toy.tinylm.train, toy.tinylm.cache; "
+                          "print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items() "
+                          "if n == 'toy' or n.startswith('toy.'))))"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(str(f) for f in cache.code_files()) == sorted(str(Path(f).resolve()) for f in out)
+
+
+def test_code_change_changes_the_cache_key(tmp_path):
+    """A one-line change to the SFT schedule gives another key (so a warm cache cannot hide it)."""
+    src = Path(cache.__file__).resolve().parent.parent
+    shutil.copytree(src, tmp_path / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    script = ("from toy.tinylm import cache, train; print(cache.config_hash(train.SFTConfig()))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    key = lambda: subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    before = key()
+    assert before == cache.config_hash(T.SFTConfig())        # the copy hashes like the original
+    train_py = tmp_path / "toy" / "tinylm" / "train.py"
+    text = train_py.read_text()
+    assert "def _lr_at" in text
+    train_py.write_text(text + "\n_ONE_MORE_LINE = 0.2\n")
+    assert key() != before
+
+
 def test_cached_rl_run(tmp_path, monkeypatch):
     monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
     sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
@@ -440,6 +504,70 @@ def test_decode_rows_matches_decode():
         task.decode_rows(np.array([[15]]))
 
 
+# ----------------------------------------------------------------------------- problems of varying length
+def test_make_prompts_with_varying_length():
+    d10, p10 = task.make_prompts(50, np.random.default_rng(3))
+    np.testing.assert_array_equal(d10, np.random.default_rng(3).integers(0, 10, size=(50, 10)))  # unchanged
+    d, p = task.make_prompts(2000, np.random.default_rng(3), min_digits=4)
+    k = task.n_digits(d)
+    assert set(np.unique(k)) == set(range(4, 11))
+    for row, prow, kk in zip(d[:50], p[:50], k[:50]):
+        assert np.all(row[kk:] == task.PAD) and np.all(row[:kk] >= 0)
+        assert task.decode(prow) == "".join(map(str, row[:kk])) + "$" * (10 - kk) + "="
+
+
+def test_short_problem_by_hand():
+    d = np.array([[9, 4, 5, 8] + [task.PAD] * 6])          # 9 + 4 + 5 + 8 = 26 → 6
+    assert task.true_answers(d)[0] == 6 and task.n_digits(d)[0] == 4
+    np.testing.assert_array_equal(task.running_sums(d)[0, :4], [9, 3, 8, 6])
+    assert task.think_answer(task.running_sums(d)[0, :4]) == "[9386]#6$"
+    assert task.decode(task.prompts_of(d)[0]) == "9458$$$$$$="
+    assert task.verify("[9386]#6$", d) == 1.0 and task.verify("#6$", d) == 1.0
+    assert task.verify("[9386000006]#6$", d) == 0.0            # ten chain digits for a 4-digit problem
+    assert task.parse_answer("[9386]#6$", k=4)[0] == "think"
+    assert task.parse_answer("[9386]#6$")[0] == "malformed"     # the 10-digit task needs 10
+
+
+def test_verify_tokens_matches_verify_batch_on_varying_lengths():
+    rng = np.random.default_rng(11)
+    d, _ = task.make_prompts(300, rng, min_digits=3)
+    answers = task.teacher_answers(d, rng)
+    answers[::7] = ["[" + a[1:] if a.startswith("#") else a[:-3] + "#1$" for a in answers[::7]]
+    answers[1::9] = [a[:3] + a[4:] for a in answers[1::9]]      # drop a chain digit: malformed
+    ids = np.full((len(answers), 16), task.EOS)
+    for i, a in enumerate(answers):
+        e = task.encode(a)
+        ids[i, :len(e)] = e
+    fast, slow = task.verify_tokens(ids, d), task.verify_batch(answers, d)
+    for key in slow:
+        np.testing.assert_array_equal(fast[key], slow[key], err_msg=key)
+    assert 0 < fast["think"].mean() < 1 and 0 < fast["chain_ok"].sum() < fast["think"].sum()
+
+
+def test_teacher_on_short_problems():
+    d, _ = task.make_prompts(200, np.random.default_rng(2), min_digits=2)
+    answers = task.teacher_answers(d, np.random.default_rng(0), think_prob=1.0, error_rate=0.0)
+    v = task.verify_batch(answers, d)
+    assert np.all(v["think"] == 1) and np.all(v["chain_ok"] == 1) and np.all(v["reward"] == 1)
+    np.testing.assert_array_equal(v["length"], task.n_digits(d) + 5)
+
+
+@pytest.mark.parametrize("kwargs, arg", [({"min_digits": 0}, "min_digits"), ({"min_digits": 11}, "min_digits"),
+                                         ({"min_digits": 2.5}, "min_digits")])
+def test_make_prompts_bad_min_digits(kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        task.make_prompts(3, np.random.default_rng(0), **kwargs)
+
+
+def test_padding_only_on_the_left():
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[1, task.PAD] + [2] * 8]))
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[task.PAD] + [2] * 9]))
+    with pytest.raises(ValueError, match="PAD"):
+        task.true_answers(np.array([[task.PAD] * 10]))
+
+
 # ------------------------------------------------------------------ bad input, one table
 # (function, args, kwargs, the argument the ValueError's message must start with)
 _LM = M.TinyLM(TINY, seed=0)
@@ -504,7 +632,8 @@ BAD_INPUTS = [
     (task.true_answers, ([[1.5] * 10],), {}, "digits"),
     (task.true_answers, ([[1] * 9],), {}, "digits"),
     (task.running_sums, ([[10] * 10],), {}, "digits"),
-    (task.think_answer, ([1] * 9,), {}, "chain"),
+    (task.think_answer, ([],), {}, "chain"),
+    (task.think_answer, ([1] * 11,), {}, "chain"),
     (task.think_answer, ([12] * 10,), {}, "chain"),
     (task.direct_answer, (10,), {}, "answer"),
     (task.direct_answer, ("9",), {}, "answer"),

@@ -183,3 +183,10 @@ def finite(x, name, ndim=None):
     if not _all_finite(a):
         raise ValueError(f"{name} must be finite, got non-finite values")
     return a
+
+
+def has_methods(x, name, *methods):
+    """``x`` has every one of ``methods`` (duck typing: a model, an optimiser's target, ...)."""
+    if not all(callable(getattr(x, m, None)) for m in methods):
+        raise ValueError(f"{name} must have the methods {', '.join(methods)}, got {type(x).__name__}")
+    return x

@@ -147,7 +147,8 @@ def prob_bars(ax, probs, labels, series_labels=None, ylabel="probability", title
 
 
 class Table:
-    """A styled DataFrame for notebooks: HTML for the book, the plain numbers as text.
+    """A styled DataFrame for notebooks: HTML for the book, the plain numbers as text; a
+    missing value (NaN, e.g. the accuracy of a format that never occurs) shows as "—".
 
     (A bare pandas ``Styler`` shows ``<Styler at 0x7f…>`` as text, an address that changes on
     every run; this shows the table itself, which nbval then compares.)
@@ -160,7 +161,7 @@ class Table:
         return self.styler.to_html()
 
     def __repr__(self):
-        return self.df.to_string(float_format=lambda x: f"{x:.{self.precision}f}")
+        return self.df.to_string(float_format=lambda x: f"{x:.{self.precision}f}", na_rep="—")
 
 
 def _check_df(df, precision):
@@ -169,7 +170,7 @@ def _check_df(df, precision):
 
 
 def _styled(df, precision, caption, uuid):
-    sty = df.style.format(precision=precision).set_uuid(uuid)
+    sty = df.style.format(precision=precision, na_rep="—").set_uuid(uuid)   # a missing value reads "—"
     if caption:
         sty = sty.set_caption(caption)
     return sty.set_table_styles([

@@ -14,6 +14,7 @@ they are (``fmt`` is then ignored).
 """
 import math
 import numbers
+from decimal import Decimal
 
 
 
@@ -40,7 +41,8 @@ def rounded(value, fmt):
     except ValueError:
         raise ValueError(f"fmt {fmt!r} is not a format spec for a number") from None
     text = text.replace(",", "").replace("_", "").strip()
-    out = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    # read back in decimal, so that "99.4%" gives 0.994 and not 0.9940000000000001
+    out = float(Decimal(text[:-1]).scaleb(-2)) if text.endswith("%") else float(text)
     if out == 0.0:
         out = 0.0                                   # no "-0.0"
     return int(out) if fmt in ("d", ",") else out

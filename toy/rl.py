@@ -1,6 +1,6 @@
 r"""The course's equations, one small numpy function each.
 
-Every notebook and exercise calls these; their names are a stable API (see BOOK_SPEC).
+Every notebook and exercise calls these; their names are a stable API (the table in CONTRIBUTING.md).
 Shapes are written as comments: ``(B, G)`` = groups × samples per group, ``(N, T)`` =
 sequences × tokens.
 """
@@ -11,7 +11,7 @@ from ._check_args import as_array, group_rewards, nonempty, nonneg, one_of, posi
 __all__ = [
     "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
     "aggregate_loss", "kl_k1", "kl_k2", "kl_k3", "overlong_penalty", "kimi_length_reward",
-    "degenerate_fraction", "reward_to_go",
+    "degenerate_fraction", "reward_to_go", "aggregate_weights",
 ]
 
 
@@ -133,6 +133,40 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
     return float((x * m).sum() / (N * L))
 
 
+def aggregate_weights(mask, loss_type, max_len=None):
+    r"""The weights :math:`c_{it}` of each per-token loss in :func:`aggregate_loss`:
+    ``(c * per_token).sum() == aggregate_loss(per_token, mask, loss_type, max_len)``, i.e. the
+    gradient of the aggregated loss with respect to each token's loss.
+
+    - ``"grpo"``:    :math:`c_{it} = m_{it} / (N\,|o_i|)` — a token of a short answer weighs more
+    - ``"dapo"``:    :math:`c_{it} = m_{it} / \sum_{j,s} m_{js}` — every token weighs the same
+    - ``"dr_grpo"``: :math:`c_{it} = m_{it} / (N\,L_{max})` — every token weighs the same
+
+    ``mask`` is (N, T), or (..., N, T) for several independent batches (e.g. runs) at once,
+    each normalised on its own.
+    """
+    m = as_array(mask, "mask", min_ndim=2)                   # (..., N, T)
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError("mask must contain only 0 and 1")
+    if loss_type not in LOSS_TYPES:
+        raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+    N, T = m.shape[-2:]
+    if loss_type == "grpo":
+        lengths = m.sum(axis=-1, keepdims=True)              # (..., N, 1)
+        if np.any(lengths == 0):
+            raise ValueError("mask has a sequence with no generated tokens; 'grpo' divides by its length")
+        return m / (N * lengths)
+    if loss_type == "dapo":
+        tokens = m.sum(axis=(-2, -1), keepdims=True)
+        if np.any(tokens == 0):
+            raise ValueError("mask has no generated tokens")
+        return m / tokens
+    L = T if max_len is None else positive(max_len, "max_len")
+    if np.any(m.sum(axis=-1) > L):
+        raise ValueError(f"max_len must be >= the longest sequence, got {L:g}")
+    return m / (N * L)
+
+
 def _logr(logr):
     return as_array(logr, "logr")
 
@@ -178,17 +212,17 @@ def kimi_length_reward(lengths, correct):
     .. math:: \lambda = 0.5 - \frac{len - min\_len}{max\_len - min\_len},\quad
               r = \lambda \text{ if correct else } \min(0, \lambda)
 
-    All zeros when every length is equal.
+    All zeros when every length is equal. ``lengths`` and ``correct``: (G,), or (..., G) for
+    several groups at once (each group is the last axis).
     """
-    n = nonempty(as_array(lengths, "lengths", ndim=1), "lengths")
+    n = nonempty(as_array(lengths, "lengths", min_ndim=1), "lengths")
     c = np.asarray(correct)
     if c.shape != n.shape:
         raise ValueError(f"correct must have the same shape as lengths, got {c.shape} and {n.shape}")
     if not (c.dtype == bool or (np.issubdtype(c.dtype, np.number) and np.all((c == 0) | (c == 1)))):
         raise ValueError(f"correct must hold booleans or 0/1, got {correct!r}")
     c = c.astype(bool)
-    lo, hi = n.min(), n.max()
-    if hi == lo:
-        return np.zeros_like(n)
-    lam = 0.5 - (n - lo) / (hi - lo)
+    lo, hi = n.min(axis=-1, keepdims=True), n.max(axis=-1, keepdims=True)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    lam = np.where(hi > lo, 0.5 - (n - lo) / span, 0.0)
     return np.where(c, lam, np.minimum(0.0, lam))

@@ -1,4 +1,5 @@
-"""Exercise checkers: ``toy.check.<exercise>(answer)`` prints ✓ or a specific hint.
+"""Exercise checkers: ``toy.check.<exercise>(answer)`` prints ✓ or a specific hint, and returns a
+``Result`` (truthy iff every case passes; ``passed``, ``total``, ``message``) that a grader can score.
 
 Each part keeps its checkers in its own module; they are all re-exported here.
 """

@@ -18,7 +18,7 @@ def bandit_estimates(fn):
                               float(bandit.estimates(theta, a, b)),
                               hint=("for arm B the reward is 0 and d/dθ log(1 − p) = −p"
                                     if a == 1 else "for arm A the reward is 1 and d/dθ log p = 1 − p")))
-    run_cases(fn, cases, "your estimate")
+    return run_cases(fn, cases, "your estimate")
 
 
 def optimal_baseline(fn):
@@ -26,4 +26,4 @@ def optimal_baseline(fn):
     cases = [Case(f"p = {p}", (p,), float(bandit.optimal_baseline(np.log(p / (1 - p)))),
                   hint="E[g²] sums over both arms: p(1−p)² + (1−p)p²; only arm A has R = 1")
              for p in (0.25, 0.9, 0.5, 0.03)]
-    run_cases(fn, cases, "your baseline")
+    return run_cases(fn, cases, "your baseline")

@@ -26,7 +26,7 @@ def narrow_interval(fn):
             hint = "a guess outside [lo, hi] tells nothing new: keep the interval (use max/min)"
         cases.append(Case(f"[{lo}, {hi}], guess {g} → {word}", (lo, hi, g, word),
                           [int(v) for v in new], hint=hint))
-    run_cases(fn, cases, "your interval update")
+    return run_cases(fn, cases, "your interval update")
 
 
 def trajectory_logprob(fn):
@@ -42,7 +42,7 @@ def trajectory_logprob(fn):
                           float(ns.action_logprobs(theta, traj).sum()),
                           hint="look up the state (lo, hi, left) *before* each guess with "
                                "ns.state_after(guesses[:t], target), then add log π(guess | state)"))
-    run_cases(fn, cases, "your log-probability")
+    return run_cases(fn, cases, "your log-probability")
 
 
 def rest_filter(fn):
@@ -51,7 +51,7 @@ def rest_filter(fn):
              Case("all failures", (np.zeros(5),), np.zeros(5),
                   hint="no success → an empty dataset: every weight is 0"),
              Case("a batch", (np.array([0.0, 1, 1, 0, 1]),), [0.0, 1, 1, 0, 1])]
-    run_cases(fn, cases, "your filter")
+    return run_cases(fn, cases, "your filter")
 
 
 # ----------------------------------------------------------------- §6: the policy gradient
@@ -60,30 +60,23 @@ __all__ += ["masked_pg_loss", "reinforce_estimate"]
 
 def _first_failure(fn, cases, what):
     """Like ``run_cases``, but each case carries ``variants``: (wrong answer, hint) pairs; a
-    result matching a known mistake gets that mistake's hint. Prints ✓ or ✗; never raises."""
-    from ._core import _close, _fmt, failed, passed
-    if fn is None or not callable(fn):
-        return failed(f"{what} must be a function, got {type(fn).__name__}",
-                      "pass the function itself, e.g. check.x(my_fn), not my_fn(...)")
-    for name, args, expected, variants, hint in cases:
-        try:
-            got = fn(*args)
-        except Exception as e:  # report, never raise
-            return failed(f"case '{name}': {what} raised {type(e).__name__}: {e}", hint)
-        if got is None:
-            return failed(f"case '{name}': {what} returned None — fill in the exercise", hint)
-        ok, why = _close(got, expected, 1e-6, 1e-6)
+    result matching a known mistake gets that mistake's hint. Prints ✓ or ✗, never raises;
+    returns the :class:`~toy.check._core.Result`."""
+    from types import SimpleNamespace
+    from ._core import _close, _fmt, tally
+
+    def judge(got, c):
+        ok, why = _close(got, c.expected, 1e-6, 1e-6)
         if ok:
-            continue
-        for wrong, wrong_hint in variants:
-            if _close(got, wrong, 1e-6, 1e-6)[0]:
-                hint = wrong_hint
-                break
-        shown = (f"expected {_fmt(expected)}, got {_fmt(got)}" if np.ndim(expected) < 2 else
-                 f"max |got − expected| = {np.max(np.abs(np.asarray(got, float) - expected)):.4g}"
+            return None
+        hint = next((h for wrong, h in c.variants if _close(got, wrong, 1e-6, 1e-6)[0]), c.hint)
+        shown = (f"expected {_fmt(c.expected)}, got {_fmt(got)}" if np.ndim(c.expected) < 2 else
+                 f"max |got − expected| = {np.max(np.abs(np.asarray(got, float) - c.expected)):.4g}"
                  if why is None else why)
-        return failed(f"case '{name}': {shown}", hint)
-    return passed(f"all {len(cases)} cases pass")
+        return f"case '{c.name}': {shown}", hint
+    cases = [SimpleNamespace(name=name, args=args, expected=expected, variants=variants, hint=hint)
+             for name, args, expected, variants, hint in cases]
+    return tally(fn, cases, judge, what)
 
 
 def _token_case(theta, traj):
@@ -122,7 +115,7 @@ def masked_pg_loss(fn):
                      "weight each episode's log-probabilities by its reward R_i")]
         cases.append((name, (logp, m, R), exp, variants,
                       "L = −(1/n) Σ_i R_i Σ_t m_it · token_logp_it"))
-    _first_failure(fn, cases, "your loss")
+    return _first_failure(fn, cases, "your loss")
 
 
 def reinforce_estimate(fn):
@@ -150,7 +143,7 @@ def reinforce_estimate(fn):
         cases.append((name, (th, traj), exp, variants,
                       "for each step taken (traj.mask), add R_i·(one-hot(a) − π(·|s)) to row s = traj.states[i, t], "
                       "with a = traj.guesses[i, t] − 1; then divide by n"))
-    _first_failure(fn, cases, "your estimate")
+    return _first_failure(fn, cases, "your estimate")
 
 
 # ------------------------------------------------------------- §9–§10: GRPO and Dr. GRPO
@@ -184,7 +177,7 @@ def grpo_advantages(fn):
             variants.append(((R - m) / s, "add ε = 1e-4 to the std (it keeps degenerate groups finite)"))
         cases.append((name, (R,), exp, variants,
                       "Â_ij = (R_ij − mean_j R_ij) / (std_j R_ij + 1e-4), each row on its own"))
-    _first_failure(fn, cases, "your advantages")
+    return _first_failure(fn, cases, "your advantages")
 
 
 def dr_grpo_token_weights(fn):
@@ -219,4 +212,4 @@ def dr_grpo_token_weights(fn):
                      "divide by the constant normaliser G·T (T = 4 guesses at most)")]
         cases.append((name, (R, m), exp, variants,
                       "weight_jt = m_jt · (R_j − mean R) / (G · T)"))
-    _first_failure(fn, cases, "your weights")
+    return _first_failure(fn, cases, "your weights")

@@ -27,7 +27,7 @@ def expected_tries(fn):
         Case("p = 0: every sample fails", (0.0, 8), ref(0.0, 8),
              hint="the closed form divides by p; handle p = 0 separately (N samples)"),
     ]
-    run_cases(fn, cases, "your expected number of samples")
+    return run_cases(fn, cases, "your expected number of samples")
 
 
 def softmax_log_grad(fn):
@@ -39,7 +39,7 @@ def softmax_log_grad(fn):
         cases.append(Case(f"logits {z.tolist()}, method {a}", (z.copy(), a),
                           np.eye(len(z))[a] - softmax(z),
                           hint="differentiate z_a − log Σ_j exp(z_j): +1 at a, minus π_j everywhere"))
-    run_cases(fn, cases, "your gradient")
+    return run_cases(fn, cases, "your gradient")
 
 
 def clip_cap(fn):
@@ -63,7 +63,7 @@ def clip_cap(fn):
              ref(np.array([0.02, 0.3, 0.9]), 0.2),
              hint="use np.minimum (elementwise), not min, so that arrays work"),
     ]
-    run_cases(fn, cases, "your cap")
+    return run_cases(fn, cases, "your cap")
 
 
 def clipped_grad(fn):
@@ -88,7 +88,7 @@ def clipped_grad(fn):
         Case("A = 0", (rho, 0.0, 0.2), ref(rho, 0.0, 0.2),
              hint="with A = 0 the objective is 0 everywhere: slope 0"),
     ]
-    run_cases(fn, cases, "your gradient")
+    return run_cases(fn, cases, "your gradient")
 
 
 def dynamic_sampling_groups(fn):
@@ -114,4 +114,4 @@ def dynamic_sampling_groups(fn):
              ref([0.0, 0.5, 1.0], 4, 10),
              hint="a problem with p = 0 or 1 never gives a mixed group; " + hint_all),
     ]
-    run_cases(fn, cases, "your expected number of groups")
+    return run_cases(fn, cases, "your expected number of groups")

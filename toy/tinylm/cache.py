@@ -1,16 +1,26 @@
-"""The warmed-up (SFT) model, cached on disk so that notebooks do not retrain it.
+"""The warmed-up (SFT) model and RL runs, cached on disk so that notebooks do not retrain them.
 
-The file is ``<cache dir>/tinylm-sft-<hash>.npz`` where the hash covers the full
-``SFTConfig`` (and ``CACHE_VERSION``, bumped whenever the training code changes its result).
+A file is ``<cache dir>/tinylm-sft-<key>.npz`` (``tinylm-rl-<algo>-<key>.npz`` for an RL run).
+The key is a hash of the full config **and of the source code that produces the model**: every
+``toy`` module that ``toy.tinylm.train`` imports, followed transitively (``code_hash()``). Any
+change to that code gives a new key by itself, so a warm cache can never hide a regression
+and two checkouts of different code never share a file.
+
 The cache directory is ``$TOY_CACHE_DIR`` if set, else ``~/.cache/rl-by-hand/``; it is never
 committed. Files are written atomically (a temporary file in the same directory, then
-``os.replace``), so two notebooks running at once never read half a file; a missing, truncated
-or otherwise unreadable file is rebuilt. Files are read with ``allow_pickle=False``.
+``os.replace``), with mode 0644, so two notebooks running at once never read half a file and
+a shared cache works; a missing, truncated or otherwise unreadable file is rebuilt. Files are
+read with ``allow_pickle=False``. Where the directory cannot be created or written (read-only,
+or the path is a file), one warning is given and the model is kept in memory for the rest of
+the process instead.
 """
+import ast
+import functools
 import hashlib
 import json
 import os
 import tempfile
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -19,23 +29,96 @@ import numpy as np
 from .model import ModelConfig, TinyLM
 from .train import RLConfig, SFTConfig, sft_warmup, train_rl
 
-__all__ = ["CACHE_VERSION", "cache_dir", "config_hash", "save_model", "load_model", "warmup_model",
+__all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
            "cached_train_rl"]
 
-CACHE_VERSION = 2          # bump when a code change alters what sft_warmup produces (2: the fast numerics)
+_TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
+
+
+def _imported_toy_files(path):
+    """The toy source files that the module at ``path`` imports (relative or ``toy.`` imports)."""
+    package = path.parent
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.parent
+            elif node.module and (node.module == "toy" or node.module.startswith("toy.")):
+                base, node_module = _TOY_ROOT.parent, node.module
+            else:
+                continue
+            mod = node.module if node.level else node_module
+            base = base.joinpath(*mod.split(".")) if mod else base
+            candidates = [base.with_suffix(".py"), base / "__init__.py"]
+            candidates += [base / f"{a.name}.py" for a in node.names]
+            candidates += [base / a.name / "__init__.py" for a in node.names]
+        elif isinstance(node, ast.Import):
+            candidates = []
+            for a in node.names:
+                if a.name == "toy" or a.name.startswith("toy."):
+                    base = _TOY_ROOT.parent.joinpath(*a.name.split("."))
+                    candidates += [base.with_suffix(".py"), base / "__init__.py"]
+        else:
+            continue
+        found.update(c.resolve() for c in candidates if c.is_file())
+    return found
+
+
+def _package_inits(path):
+    """``__init__.py`` of every package from ``toy`` down to ``path`` (importing runs them)."""
+    inits, d = [], path.parent
+    while _TOY_ROOT in (d, *d.parents):
+        inits.append((d / "__init__.py").resolve())
+        d = d.parent
+    return {p for p in inits if p.is_file()}
+
+
+def code_files(module_file=None):
+    """Every toy source file that ``module_file`` (default ``toy/tinylm/train.py``) depends on:
+    its imports, followed transitively, and the package ``__init__`` files on the way."""
+    todo = [Path(module_file or Path(__file__).with_name("train.py")).resolve()]
+    seen = set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo.extend((_imported_toy_files(f) | _package_inits(f)) - seen)
+    return sorted(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def code_hash():
+    """sha256 (16 hex digits) of the source of every file in ``code_files()``, read once per
+    process: the part of the cache key that changes whenever the training code does."""
+    h = hashlib.sha256()
+    for f in code_files():
+        h.update(str(f.relative_to(_TOY_ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def cache_dir():
-    """``$TOY_CACHE_DIR`` or ``~/.cache/rl-by-hand`` (created if needed), as a Path."""
-    d = Path(os.environ.get("TOY_CACHE_DIR") or Path.home() / ".cache" / "rl-by-hand")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    """``$TOY_CACHE_DIR`` or ``~/.cache/rl-by-hand`` as a Path (not created here)."""
+    return Path(os.environ.get("TOY_CACHE_DIR") or Path.home() / ".cache" / "rl-by-hand")
 
 
-def config_hash(cfg):
-    """A short stable hash of a dataclass config (and ``CACHE_VERSION``)."""
-    text = json.dumps({"version": CACHE_VERSION, "config": asdict(cfg)}, sort_keys=True)
+def config_hash(cfg, **extra):
+    """A short stable hash of a dataclass config, ``extra`` fields and ``code_hash()``."""
+    text = json.dumps({"code": code_hash(), "config": asdict(cfg), **extra}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_memory = {}               # file name → (state, meta, arrays) when the directory is not writable
+_warned = set()
+
+
+def _warn_once(d, err):
+    if str(d) not in _warned:
+        _warned.add(str(d))
+        warnings.warn(f"the model cache {d} is not usable ({type(err).__name__}: {err}); "
+                      "models are kept in memory for this process only", RuntimeWarning, stacklevel=3)
 
 
 def save_model(model, path, meta=None, arrays=None):
@@ -52,6 +135,7 @@ def save_model(model, path, meta=None, arrays=None):
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)                        # mkstemp makes 0600: others may share the cache
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -77,47 +161,64 @@ def load_model(path, with_arrays=False):
     return (model, meta, arrays) if with_arrays else (model, meta)
 
 
+def _store(name, model, meta, arrays=None):
+    """Save to the cache directory; where that fails, warn once and keep it in memory."""
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        save_model(model, d / name, meta=meta, arrays=arrays)
+    except OSError as e:                            # read-only, a file in the way, disk full, ...
+        _warn_once(d, e)
+        _memory[name] = ({k: v.copy() for k, v in model.state_dict().items()}, model.config,
+                         {k: np.asarray(v, dtype=float).copy() for k, v in (arrays or {}).items()})
+
+
+def _fetch(name, verbose):
+    """The cached ``(model, arrays)`` for ``name`` from memory or disk, or None."""
+    if name in _memory:
+        state, cfg, arrays = _memory[name]
+        return TinyLM(cfg).load_state_dict({k: v.copy() for k, v in state.items()}), dict(arrays)
+    path = cache_dir() / name
+    if not path.is_file():
+        return None
+    try:
+        model, _, arrays = load_model(path, with_arrays=True)
+        return model, arrays
+    except ValueError as e:
+        if verbose:
+            print(f"rebuilding the cached model ({e})")
+        return None
+
+
 def warmup_model(cfg=None, verbose=True, rebuild=False):
     """The SFT warm-up model for ``cfg`` (default ``SFTConfig()``): loaded from the cache, or
     trained with ``sft_warmup`` and cached (on a miss, a bad file, or ``rebuild=True``)."""
     cfg = cfg or SFTConfig()
-    path = cache_dir() / f"tinylm-sft-{config_hash(cfg)}.npz"
-    if path.exists() and not rebuild:
-        try:
-            model, _ = load_model(path)
-            return model
-        except ValueError as e:
-            if verbose:
-                print(f"rebuilding the cached model ({e})")
+    name = f"tinylm-sft-{config_hash(cfg)}.npz"
+    hit = None if rebuild else _fetch(name, verbose)
+    if hit is not None:
+        return hit[0]
     if verbose:
-        print(f"training the SFT warm-up model ({cfg.steps} steps), cached at {path}")
+        print(f"training the SFT warm-up model ({cfg.steps} steps)")
     model, hist = sft_warmup(cfg)
-    save_model(model, path, meta={"sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
+    _store(name, model, meta={"sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
     return model
 
 
 def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=False, callback=None):
-    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed)``, cached on disk like the warm-up
-    model (keyed by both configs and the seed), so that several notebooks can share one run.
+    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed)``, cached like the warm-up model
+    (keyed by both configs, the seed and the code), so that several notebooks can share one run.
     Returns ``(policy, history)`` with each history entry as a float array over steps.
     ``callback`` only sees the steps of a run that is actually computed."""
     rl_cfg, sft_cfg = rl_cfg or RLConfig(), sft_cfg or SFTConfig()
-    key = hashlib.sha256(json.dumps({"version": CACHE_VERSION, "sft": asdict(sft_cfg),
-                                     "rl": asdict(rl_cfg), "seed": seed},
-                                    sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir() / f"tinylm-rl-{rl_cfg.algo}-{key}.npz"
-    if path.exists() and not rebuild:
-        try:
-            policy, _, hist = load_model(path, with_arrays=True)
-            if hist:
-                return policy, hist
-        except ValueError as e:
-            if verbose:
-                print(f"rebuilding the cached run ({e})")
+    name = f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed)}.npz"
+    hit = None if rebuild else _fetch(name, verbose)
+    if hit is not None and hit[1]:
+        return hit
     sft = warmup_model(sft_cfg, verbose=verbose)
     if verbose:
-        print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed}), cached at {path}")
+        print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed})")
     policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback)
     hist = {k: np.asarray(v, dtype=float) for k, v in hist.items()}
-    save_model(policy, path, meta={"rl_config": asdict(rl_cfg), "seed": seed}, arrays=hist)
+    _store(name, policy, meta={"rl_config": asdict(rl_cfg), "seed": seed}, arrays=hist)
     return policy, hist

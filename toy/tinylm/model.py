@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._check_args import finite, flag, generator, instance, int_array, integer, real
+from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
 __all__ = ["ModelConfig", "TinyLM", "Adam", "log_softmax", "token_logprobs",
@@ -673,7 +673,7 @@ class Adam:
         self.m, self.v, self.t = {}, {}, 0
 
     def step(self, model, lr=None):
-        instance(model, Module, "model")
+        has_methods(model, "model", "named_params", "named_grads")
         if lr is not None:
             real(lr, "lr", lo=0, lo_open=True)
         lr = self.lr if lr is None else lr

@@ -1,11 +1,18 @@
 r"""The task of Part III §5: sum ten digits, answer the units digit.
 
 A prompt is 10 random digits followed by ``=``, e.g. ``9458073021=`` (sum 39, answer 9).
+With ``min_digits`` < 10 (the task of varying difficulty) a problem has k digits, k uniform in
+``min_digits``..10, padded on the right with ``$`` to the same 10 positions: ``9458$$$$$$=``
+(sum 26, answer 6); the digit arrays hold ``PAD`` (−1) there, and a think-first chain has k
+digits. (Padding on the right keeps chain digit j next to prompt digit j, as in the 10-digit
+task; with padding on the left the tiny model has to find where a problem starts, and after the
+warm-up its chains were never right.)
 An answer comes in one of two formats:
 
 - direct:       ``#9$``
 - think-first:  ``[9386636689]#9$`` — the bracket holds the running sum's units digit after
-  each digit (9, 9+4=13→3, 3+5=8, ...), then ``#``, the answer digit and ``$`` (end).
+  each digit (9, 9+4=13→3, 3+5=8, ...), then ``#``, the answer digit and ``$`` (end); one
+  bracket digit per digit of the problem (a chain of any other length is malformed).
 
 Reward 1 iff the answer parses in one of the two formats and its final digit is right; a
 malformed answer gets 0 (never an exception). The chain inside the bracket is *not* checked by
@@ -24,8 +31,9 @@ import numpy as np
 from .._check_args import generator, int_array, integer, real
 
 __all__ = [
-    "VOCAB", "STOI", "EOS", "N_DIGITS", "PROMPT_LEN", "MAX_ANSWER_LEN", "TEACHER_ERROR_RATE",
-    "TEACHER_CHAIN_ACC", "encode", "decode", "decode_rows", "make_prompts", "true_answers", "running_sums",
+    "VOCAB", "STOI", "EOS", "PAD", "N_DIGITS", "PROMPT_LEN", "MAX_ANSWER_LEN", "TEACHER_ERROR_RATE",
+    "TEACHER_CHAIN_ACC", "encode", "decode", "decode_rows", "make_prompts", "prompts_of", "n_digits",
+    "true_answers", "running_sums",
     "think_answer", "direct_answer", "teacher_answers", "parse_answer", "verify",
     "verify_batch", "verify_tokens",
 ]
@@ -33,7 +41,8 @@ __all__ = [
 VOCAB = "0123456789=[]#$"                  # 15 symbols; '$' ends an answer and pads after it
 STOI = {ch: i for i, ch in enumerate(VOCAB)}
 EOS = STOI["$"]
-N_DIGITS = 10                              # digits per prompt
+N_DIGITS = 10                              # digits per prompt (at most, with min_digits < 10)
+PAD = -1                                   # a digit array's padding (a short problem's prompt shows '$')
 PROMPT_LEN = N_DIGITS + 1                  # "dddddddddd="
 MAX_ANSWER_LEN = N_DIGITS + 6              # "[" + 10 + "]#d$" = 15, plus one spare token
 TEACHER_ERROR_RATE = 0.1                   # P(a thinking step of the teacher is wrong)
@@ -69,40 +78,69 @@ def decode_rows(ids):
     return _BYTES[ids].view(f"S{ids.shape[1]}")[:, 0].astype(str).tolist()   # (n, L) bytes → n str
 
 
-def make_prompts(n, rng):
+def make_prompts(n, rng, min_digits=N_DIGITS):
     """A batch of problems: ``digits`` (n, 10) ints in 0..9 and ``prompts`` (n, 11) token ids
-    (the digits followed by ``=``). Returns ``(digits, prompts)``."""
+    (the digits followed by ``=``). Returns ``(digits, prompts)``.
+
+    With ``min_digits`` < 10 each problem has k digits, k uniform in ``min_digits``..10, and
+    ``PAD`` in its last 10 − k positions (``$`` in the prompt)."""
     n = integer(n, "n", lo=1)
+    integer(min_digits, "min_digits", 1, N_DIGITS)
     generator(rng)
     digits = rng.integers(0, 10, size=(int(n), N_DIGITS))               # (n, 10)
-    prompts = np.concatenate([digits, np.full((int(n), 1), STOI["="])], axis=1)
-    return digits, prompts
+    if min_digits < N_DIGITS:
+        k = rng.integers(int(min_digits), N_DIGITS + 1, size=int(n))     # digits of each problem
+        digits = np.where(np.arange(N_DIGITS) >= k[:, None], PAD, digits)
+    return digits, prompts_of(digits)
+
+
+def prompts_of(digits):
+    """The prompt token ids (n, 11) of problems ``digits`` (n, 10): the digits (``$`` for
+    ``PAD``) followed by ``=``."""
+    d = _digits(digits)
+    return np.concatenate([np.where(d == PAD, STOI["$"], d), np.full((len(d), 1), STOI["="])], axis=1)
 
 
 def _digits(digits):
     d = int_array(digits, "digits")
     if d.ndim == 1:
         d = d[None]
-    if d.ndim != 2 or d.shape[1] != N_DIGITS or np.any((d < 0) | (d > 9)):
-        raise ValueError(f"digits must have shape (n, {N_DIGITS}) with entries 0..9, got shape {d.shape}")
+    if d.ndim != 2 or d.shape[1] != N_DIGITS or np.any((d < PAD) | (d > 9)):
+        raise ValueError(f"digits must have shape (n, {N_DIGITS}) with entries 0..9 (or PAD = {PAD} "
+                         f"as left padding), got shape {d.shape}")
+    pad = d == PAD
+    if np.any(pad[:, :-1] & ~pad[:, 1:]) or np.any(pad[:, 0]):
+        raise ValueError("digits may hold PAD only after the last digit (right padding), with at least one digit")
     return d.astype(np.int64)
+
+
+def n_digits(digits):
+    """The number of digits of each problem (10 unless it is padded), (n,)."""
+    return (_digits(digits) != PAD).sum(axis=1)
+
+
+def _values(digits):
+    d = _digits(digits)
+    return np.where(d == PAD, 0, d)                                     # padding adds nothing
 
 
 def true_answers(digits):
     """Units digit of the sum of each row of ``digits`` (n, 10) → (n,)."""
-    return _digits(digits).sum(axis=1) % 10
+    return _values(digits).sum(axis=1) % 10
 
 
 def running_sums(digits):
-    """The correct chain: units digit of the running sum after each digit, (n, 10)."""
-    return np.cumsum(_digits(digits), axis=1) % 10
+    """The correct chain: units digit of the running sum after each digit, (n, 10). For a
+    padded problem of k digits the chain is the first k entries."""
+    return np.cumsum(_values(digits), axis=1) % 10
 
 
 def think_answer(chain):
-    """The think-first answer string for a chain of 10 digits: ``[chain]#last$``."""
+    """The think-first answer string for a chain (one digit per digit of the problem):
+    ``[chain]#last$``."""
     chain = int_array(chain, "chain", 0, 9, ndim=1)
-    if len(chain) != N_DIGITS:
-        raise ValueError(f"chain must hold {N_DIGITS} digits, got {len(chain)}")
+    if not 1 <= len(chain) <= N_DIGITS:
+        raise ValueError(f"chain must hold 1..{N_DIGITS} digits, got {len(chain)}")
     c = "".join(str(int(x)) for x in chain)
     return f"[{c}]#{c[-1]}$"
 
@@ -130,10 +168,12 @@ def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
     out = []
     for i in range(n):
         if not think[i]:
-            out.append(direct_answer(d[i].sum() % 10))
+            out.append(direct_answer(np.where(d[i] == PAD, 0, d[i]).sum() % 10))
             continue
         s, chain = 0, []
         for j in range(N_DIGITS):
+            if d[i, j] == PAD:
+                break                                                   # the problem has ended
             s = (s + d[i, j]) % 10
             if slip[i, j]:
                 s = (s + offset[i, j]) % 10                             # write a wrong digit, carry on
@@ -142,13 +182,15 @@ def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
     return out
 
 
-def parse_answer(answer):
+def parse_answer(answer, k=N_DIGITS):
     """Parse an answer string → ``(fmt, final_digit, chain)``.
 
     ``fmt`` is ``"think"``, ``"direct"`` or ``"malformed"``; ``final_digit`` an int or None;
-    ``chain`` the bracket's 10 digits as a string (think-first only) or None. Text after the
-    first ``$`` is ignored (it is padding). Never raises on a string.
+    ``chain`` the bracket's ``k`` digits (the problem's number of digits) as a string
+    (think-first only) or None. Text after the first ``$`` is ignored (it is padding). Never
+    raises on a string.
     """
+    integer(k, "k", 1, N_DIGITS)
     if not isinstance(answer, str):
         return "malformed", None, None
     end = answer.find("$")
@@ -157,9 +199,9 @@ def parse_answer(answer):
     a = answer[: end + 1]
     if len(a) == 3 and a[0] == "#" and a[1].isdigit():
         return "direct", int(a[1]), None
-    if (len(a) == N_DIGITS + 5 and a[0] == "[" and a[N_DIGITS + 1] == "]" and a[N_DIGITS + 2] == "#"
-            and a[1: N_DIGITS + 1].isdigit() and a[N_DIGITS + 3].isdigit()):
-        return "think", int(a[N_DIGITS + 3]), a[1: N_DIGITS + 1]
+    if (len(a) == k + 5 and a[0] == "[" and a[k + 1] == "]" and a[k + 2] == "#"
+            and a[1: k + 1].isdigit() and a[k + 3].isdigit()):
+        return "think", int(a[k + 3]), a[1: k + 1]
     return "malformed", None, None
 
 
@@ -168,7 +210,7 @@ def verify(answer, digits):
     digit is the units digit of the sum, else 0.0. Malformed answers get 0, never an exception."""
     if len(_digits(digits)) != 1:
         raise ValueError(f"digits must be one problem (10 digits), got shape {np.shape(digits)}")
-    fmt, final, _ = parse_answer(answer)
+    fmt, final, _ = parse_answer(answer, int(n_digits(digits)[0]))
     if fmt == "malformed":
         return 0.0
     return float(final == int(true_answers(digits)[0]))
@@ -186,11 +228,10 @@ def verify_batch(answers, digits):
         raise ValueError(f"answers must be a list of answer strings, got {type(answers).__name__}")
     if len(answers) != len(d):
         raise ValueError(f"answers and digits must have the same length, got {len(answers)} and {len(d)}")
-    truth = d.sum(axis=1) % 10
-    chains = running_sums(d)
+    truth, chains, ks = true_answers(d), running_sums(d), n_digits(d)
     out = {k: np.zeros(len(d)) for k in ("reward", "think", "direct", "chain_ok", "length")}
     for i, a in enumerate(answers):
-        fmt, final, chain = parse_answer(a)
+        fmt, final, chain = parse_answer(a, int(ks[i]))
         end = a.find("$") if isinstance(a, str) else -1
         out["length"][i] = end + 1 if end >= 0 else len(a)
         if fmt == "malformed":
@@ -199,7 +240,7 @@ def verify_batch(answers, digits):
         out["think"][i] = fmt == "think"
         out["direct"][i] = fmt == "direct"
         if fmt == "think":
-            out["chain_ok"][i] = all(int(c) == x for c, x in zip(chain, chains[i]))
+            out["chain_ok"][i] = all(int(c) == x for c, x in zip(chain, chains[i][:ks[i]]))
     return out
 
 
@@ -212,17 +253,19 @@ def verify_tokens(ans, digits):
     n, L = ans.shape
     if len(d) != n:
         raise ValueError(f"ans and digits must have the same number of rows, got {n} and {len(d)}")
-    K = N_DIGITS + 5                                                   # think-first length
+    k = n_digits(d)                                                    # (n,) chain length of each problem
+    K = N_DIGITS + 5                                                   # longest think-first answer
     a = np.pad(ans, ((0, 0), (0, max(0, K - L))), constant_values=-1)  # (n, ≥ 15)
     is_eos = a == EOS
     end = np.where(is_eos.any(axis=1), is_eos.argmax(axis=1), -1)      # index of the first '$'
     length = np.where(end >= 0, end + 1, L).astype(float)
     isdig = (a >= 0) & (a <= 9)
+    at = lambda pos: np.take_along_axis(a, pos[:, None], axis=1)[:, 0]  # noqa: E731  a[i, pos[i]]
+    in_chain = np.arange(N_DIGITS) < k[:, None]                        # (n, 10) bracket positions
     direct = (end == 2) & (a[:, 0] == STOI["#"]) & isdig[:, 1]
-    think = ((end == K - 1) & (a[:, 0] == STOI["["]) & isdig[:, 1:N_DIGITS + 1].all(axis=1)
-             & (a[:, N_DIGITS + 1] == STOI["]"]) & (a[:, N_DIGITS + 2] == STOI["#"])
-             & isdig[:, N_DIGITS + 3])
-    final = np.where(direct, a[:, 1], np.where(think, a[:, N_DIGITS + 3], -1))
-    chain_ok = think & (a[:, 1:N_DIGITS + 1] == running_sums(d)).all(axis=1)
-    return {"reward": (final == d.sum(axis=1) % 10).astype(float), "think": think.astype(float),
+    think = ((end == k + 4) & (a[:, 0] == STOI["["]) & (isdig[:, 1:N_DIGITS + 1] | ~in_chain).all(axis=1)
+             & (at(k + 1) == STOI["]"]) & (at(k + 2) == STOI["#"]) & (at(k + 3) >= 0) & (at(k + 3) <= 9))
+    final = np.where(direct, a[:, 1], np.where(think, at(k + 3), -1))
+    chain_ok = think & ((a[:, 1:N_DIGITS + 1] == running_sums(d)) | ~in_chain).all(axis=1)
+    return {"reward": (final == true_answers(d)).astype(float), "think": think.astype(float),
             "direct": direct.astype(float), "chain_ok": chain_ok.astype(float), "length": length}

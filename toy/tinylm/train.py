@@ -22,11 +22,12 @@ import numpy as np
 
 from .. import rl
 from .._blas import single_thread_blas
-from .._check_args import (as_array, flag, function, generator, instance, int_array, integer, one_of,
-                           real, seed as check_seed)
+from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
+                           integer, one_of, real, seed as check_seed)
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
-from .task import (EOS, MAX_ANSWER_LEN, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
-                   _digits, decode_rows, encode, make_prompts, teacher_answers, verify_tokens)
+from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
+                   _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
+                   verify_tokens)
 
 __all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "rollout", "policy_loss",
            "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
@@ -43,6 +44,7 @@ class SFTConfig:
     think_prob: float = 0.5              # share of think-first answers in the teacher's data
     teacher_error_rate: float = TEACHER_ERROR_RATE   # P(a teacher's thinking step is wrong)
     seed: int = 0                        # seeds the init and the data
+    min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
         instance(self.model, ModelConfig, "model")
@@ -50,6 +52,7 @@ class SFTConfig:
         integer(self.warmup_steps, "warmup_steps", lo=0), check_seed(self.seed)
         real(self.lr, "lr", lo=0, lo_open=True)
         real(self.think_prob, "think_prob", 0, 1), real(self.teacher_error_rate, "teacher_error_rate", 0, 1)
+        integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
 
 def _pad_answers(prompts, answers):
@@ -98,7 +101,7 @@ def sft_warmup(cfg=None, callback=None):
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
     for step in range(cfg.steps):
-        digits, prompts = make_prompts(cfg.batch_size, rng)
+        digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
         answers = teacher_answers(digits, rng, cfg.think_prob, cfg.teacher_error_rate)
         seqs, mask = _pad_answers(prompts, answers)                           # (n, T), (n, T-1)
         lp, probs = token_logprobs(model.forward(seqs[:, :-1]), seqs[:, 1:])  # (n, T-1)
@@ -127,6 +130,7 @@ class RLConfig:
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
+    min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
         one_of(self.algo, "algo", ALGOS)
@@ -140,6 +144,7 @@ class RLConfig:
         if self.loss_type != "":
             one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
         real(self.temperature, "temperature", lo=0, lo_open=True)
+        integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
 
 ALGOS = ("grpo", "dr_grpo", "rft", "ppo")
@@ -162,10 +167,10 @@ class Rollout:
 
 def rollout(model, digits, G, rng, temperature=1.0):
     """Sample ``G`` answers to each problem in ``digits`` (n, 10) and verify them."""
-    instance(model, TinyLM, "model"), integer(G, "G", lo=1), generator(rng)
+    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
     real(temperature, "temperature", lo=0, lo_open=True)
     digits = _digits(digits)
-    prompts = np.concatenate([digits, np.full((len(digits), 1), encode("=")[0])], axis=1)
+    prompts = prompts_of(digits)                                                  # PAD shows as '$'
     ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
@@ -218,6 +223,17 @@ def policy_loss(logp, old_logp, adv, mask, loss_type, clip_eps=0.2, beta=0.0, re
         info["kl"] = float((rl.kl_k3(logr) * mask).sum() / mask.sum())
     loss = rl.aggregate_loss(per_token, mask, loss_type, max_len)
     return loss, aggregate_weights(mask, loss_type, max_len) * d_per_token, info
+
+
+def _ppo_targets(reward, values, mask):
+    """PPO's value targets and advantages, per token (GAE with γ = λ = 1): every token's return
+    is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
+    over the tokens of ``mask`` (N, T) (as CleanRL). Returns ``(ret, adv)``, both (N, T)."""
+    ret = np.broadcast_to(reward[:, None], values.shape)                      # return = final reward
+    a = ret - values                                                          # A_t = R − V(s_t)
+    mu = (a * mask).sum() / mask.sum()
+    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
+    return ret, (a - mu) / (sd + 1e-8)                                        # normalised
 
 
 class DistinctRows:
@@ -309,7 +325,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     for step in range(cfg.steps):
         # 1. rollouts
         if prompt_sampler is None:
-            digits, _ = make_prompts(cfg.n_prompts, rng)
+            digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
         ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature)
@@ -350,12 +366,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                 logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
             if u == 0:
                 old_logp = logp.copy()                                        # π_old: the sampler
-                if cfg.algo == "ppo":                                         # GAE, γ = λ = 1:
-                    ret = np.broadcast_to(ro.reward[:, None], logp.shape)     # return = final reward
-                    a = ret - values                                          # A_t = R − V(s_t)
-                    mu = (a * mask).sum() / mask.sum()
-                    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
-                    adv = (a - mu) / (sd + 1e-8)                              # normalised (as CleanRL)
+                if cfg.algo == "ppo":
+                    ret, adv = _ppo_targets(ro.reward, values, mask)
             loss, dlogp, info = policy_loss(logp, old_logp, adv, mask, loss_type, cfg.clip_eps,
                                             cfg.beta, ref_logp, max_len)
             dvalues = None

@@ -1,0 +1,147 @@
+"""Checkers return a Result: truthy iff every case passes, with the number of cases that pass.
+
+Each checker is run on a right answer written here from the exercise's definition (naive loops
+where toy has a vectorised version) and on a typical wrong answer whose passing cases are counted
+by hand from the checker's case list (in the comment)."""
+import numpy as np
+import pytest
+
+from toy import check, numsearch as ns
+from toy.check import _core
+
+
+def narrow(lo, hi, g, fb):
+    if fb == "higher":
+        return max(lo, g + 1), hi
+    if fb == "lower":
+        return lo, min(hi, g - 1)
+    return lo, hi
+
+
+def logprob(theta, guesses, target):                     # Σ_t log softmax(θ_{s_t})[a_t], one step at a time
+    total = 0.0
+    for t, g in enumerate(guesses):
+        z = theta[ns.state_index(*ns.state_after(guesses[:t], target))]
+        total += z[g - 1] - np.log(np.sum(np.exp(z)))
+    return total
+
+
+def reinforce(theta, traj):                              # a loop over episodes and steps
+    g = np.zeros_like(theta)
+    for i in range(len(traj)):
+        for t in range(ns.T):
+            if traj.mask[i, t]:
+                s = traj.states[i, t]
+                pi = np.exp(theta[s]) / np.exp(theta[s]).sum()
+                g[s] += traj.reward[i] * (np.eye(ns.A)[traj.guesses[i, t] - 1] - pi)
+    return g / len(traj)
+
+
+def softmax(z):
+    return np.exp(z) / np.exp(z).sum()
+
+
+def kimi(L, c):
+    L = np.asarray(L, float)
+    if L.max() == L.min():
+        return np.zeros_like(L)
+    lam = 0.5 - (L - L.min()) / (L.max() - L.min())
+    return np.where(c, lam, np.minimum(0.0, lam))
+
+
+def clipped_grad(ratio, adv, eps):
+    ratio, adv = np.broadcast_arrays(np.asarray(ratio, float), np.asarray(adv, float))
+    flat = ((adv > 0) & (ratio > 1 + eps)) | ((adv < 0) & (ratio < 1 - eps))
+    return np.where(flat, 0.0, adv)
+
+
+# checker, right answer, wrong answer, cases the wrong answer passes, total cases
+CHECKERS = [
+    (check.bandit_estimates, lambda p, a, b: (1 - b) * (1 - p) if a == 0 else b * p,
+     lambda p, a, b: (1 - b) * (1 - p) if a == 0 else 0.0, 5, 8),     # arm B right only where b = 0
+    (check.optimal_baseline, lambda p: 1 - p, lambda p: p, 1, 4),          # b = E[R]: right at p = 0.5
+    (check.narrow_interval, narrow,                                         # no max/min: wrong only for
+     lambda lo, hi, g, fb: (g + 1, hi) if fb == "higher" else (lo, g - 1) if fb == "lower" else (lo, hi),
+     6, 7),                                                                 # the guess 3 below [5, 16]
+    (check.trajectory_logprob, logprob,                                     # first guess only: right for
+     lambda th, gs, x: logprob(th, gs[:1], x), 1, 5),                       # the one-guess game
+    (check.rest_filter, lambda r: (np.asarray(r) == 1).astype(float),
+     lambda r: np.zeros_like(r), 1, 3),                                     # right only if all fail
+    (check.masked_pg_loss, lambda logp, m, R: -np.sum(R[:, None] * m * logp) / len(R),
+     lambda logp, m, R: -np.sum(R[:, None] * logp) / len(R), 1, 4),         # no mask: right when R = 0
+    (check.reinforce_estimate, reinforce,
+     lambda th, traj: -reinforce(th, traj), 1, 4),                          # sign flip: right when R = 0
+    (check.grpo_advantages,
+     lambda R: (R - R.mean(1, keepdims=True)) / (R.std(1, keepdims=True) + 1e-4),
+     lambda R: (R - R.mean()) / (R.std() + 1e-4), 1, 5),                   # whole batch: right for B = 1
+    (check.dr_grpo_token_weights,
+     lambda R, m: m * (R - R.mean())[:, None] / m.size,
+     lambda R, m: m * (R - R.mean())[:, None] / m.size + 1, 0, 3),
+    (check.expected_tries, lambda p, N: float(N) if p == 0 else (1 - (1 - p) ** N) / p,
+     lambda p, N: (1 - (1 - p) ** N) / p, 5, 6),                            # raises at p = 0
+    (check.softmax_log_grad, lambda z, a: np.eye(len(z))[a] - softmax(z),
+     lambda z, a: np.eye(len(z))[a] - 1 / len(z), 1, 4),                    # uniform π: right for z = 0
+    (check.clip_cap, lambda p, e: np.minimum(np.asarray(p) * (1 + e), 1.0),
+     lambda p, e: np.asarray(p) * (1 + e), 4, 6),                           # > 1 for 0.8·1.28 and 0.9·1.2
+    (check.clipped_grad, clipped_grad,                                      # never clipped: right for A = 0
+     lambda r, a, e: np.broadcast_arrays(np.asarray(r, float), np.asarray(a, float))[1], 2, 5),
+    (check.dynamic_sampling_groups,                                         # and the mixed-sign case
+     lambda p, G, n: n / (1 - np.mean(np.asarray(p) ** G + (1 - np.asarray(p)) ** G)),
+     lambda p, G, n: n / (1 - np.mean(p) ** G - (1 - np.mean(p)) ** G), 3, 5),   # right for scalar p
+    (check.degenerate_prob, lambda p, G: np.asarray(p) ** G + (1 - np.asarray(p)) ** G,
+     lambda p, G: np.asarray(p) ** G, 1, 6),                                # (1 − p)^G < atol: p = 0.9, G = 8
+    (check.per_token_weights,
+     lambda L, A, t, m: np.asarray(A, float) / (np.asarray(L, float) if t == "grpo" else m),
+     lambda L, A, t, m: np.asarray(A, float) / np.asarray(L, float), 2, 4),    # GRPO's rule: right for GRPO
+    (check.kimi_length_reward, kimi,
+     lambda L, c: 0.5 - (L - L.min()) / max(L.max() - L.min(), 1), 1, 4),     # no min(0, λ): right when the
+]                                                                           # wrong answers are the longest
+
+# checkers of values rather than functions: (checker, right values, wrong values, cases right, total)
+VALUE_CHECKERS = [
+    (check.hard_problem_advantages, ([2.6458] + [-0.378] * 7, [0.875] + [-0.125] * 7),
+     ([2.7775] + [-0.3968] * 7, [0.875] + [-0.125] * 7), 1, 2),           # sample std: Dr. GRPO's right
+]
+
+
+def test_every_checker_is_covered():
+    from toy.check import part1, part1_numsearch, part2, part3
+    exported = part1.__all__ + part1_numsearch.__all__ + part2.__all__ + part3.__all__
+    assert sorted(c[0].__name__ for c in CHECKERS + VALUE_CHECKERS) == sorted(exported)
+
+
+@pytest.mark.parametrize("checker, right, wrong, n_wrong, total", VALUE_CHECKERS,
+                         ids=[c[0].__name__ for c in VALUE_CHECKERS])
+def test_value_checkers_count_cases(checker, right, wrong, n_wrong, total, capsys):
+    ok = checker(*right)
+    assert ok and (ok.passed, ok.total) == (total, total) and "✗" not in capsys.readouterr().out
+    bad = checker(*wrong)
+    assert not bad and (bad.passed, bad.total) == (n_wrong, total) and "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("checker, right, wrong, n_wrong, total", CHECKERS,
+                         ids=[c[0].__name__ for c in CHECKERS])
+def test_result_counts_right_and_wrong_answers(checker, right, wrong, n_wrong, total, capsys):
+    ok = checker(right)
+    printed = capsys.readouterr().out
+    assert ok and (ok.passed, ok.total) == (total, total)
+    assert printed == ok.message + "\n" and ok.message == f"✓ all {total} cases pass"
+    bad = checker(wrong)
+    printed = capsys.readouterr().out
+    assert not bad and (bad.passed, bad.total) == (n_wrong, total)
+    assert printed == bad.message + "\n" and bad.message.startswith("✗ case '")
+    none = checker(lambda *args: None)
+    assert not none and (none.passed, none.total) == (0, total) and "returned None" in none.message
+    capsys.readouterr()
+
+
+def test_not_a_function_scores_zero(capsys):
+    r = check.grpo_advantages(None)
+    assert not r and (r.passed, r.total) == (0, 5) and "must be a function" in capsys.readouterr().out
+
+
+def test_result_displays_nothing_in_jupyter():
+    from IPython.core.formatters import DisplayFormatter
+    r = _core.Result(3, 3, "✓ all 3 cases pass")
+    assert DisplayFormatter().format(r) == ({}, {})
+    assert not _core.Result(0, 0, "no cases")

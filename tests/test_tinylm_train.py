@@ -1,0 +1,341 @@
+"""Pinning tests of the Part III trainers (toy/tinylm): Adam, the SFT learning-rate schedule and
+``sft_warmup``, PPO's advantages and value targets in ``train_rl``, ``CurriculumSampler``.
+Each is compared with an independent reference written here: a naive scalar loop, a closed
+form, or a case computed by hand."""
+import math
+
+import numpy as np
+import pytest
+
+from toy.tinylm import task
+from toy.tinylm import model as M
+from toy.tinylm import train as T
+
+TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
+
+
+# ----------------------------------------------------------------------------- Adam
+class _Params:
+    """The two methods of a model that Adam uses, on plain arrays: ``params`` and ``grads``."""
+
+    def __init__(self, **params):
+        self.dtype = np.dtype(np.float64)
+        self.params = {k: np.array(v, dtype=float) for k, v in params.items()}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def named_params(self):
+        return [(k, self, k) for k in self.params]
+
+    def named_grads(self):
+        return dict(self.grads)
+
+
+def _naive_adam(x0, grads, lrs, b1=0.9, b2=0.999, eps=1e-8, clip=1.0):
+    """Kingma & Ba, one scalar at a time: x0 {name: list}, grads[t] {name: list} → x after each step."""
+    x = {k: list(map(float, v)) for k, v in x0.items()}
+    m = {k: [0.0] * len(v) for k, v in x.items()}
+    v = {k: [0.0] * len(v) for k, v in x.items()}
+    out = []
+    for t, (g, lr) in enumerate(zip(grads, lrs), start=1):
+        norm = math.sqrt(sum(gi * gi for k in g for gi in g[k]))
+        scale = min(1.0, clip / (norm + 1e-12)) if clip else 1.0
+        for k in x:
+            for i in range(len(x[k])):
+                gi = g[k][i] * scale
+                m[k][i] = b1 * m[k][i] + (1 - b1) * gi
+                v[k][i] = b2 * v[k][i] + (1 - b2) * gi * gi
+                mhat, vhat = m[k][i] / (1 - b1 ** t), v[k][i] / (1 - b2 ** t)
+                x[k][i] -= lr * mhat / (math.sqrt(vhat) + eps)
+        out.append({k: list(xs) for k, xs in x.items()})
+    return out
+
+
+@pytest.mark.parametrize("clip, gscale", [(0.0, [1e-6] * 6), (1.0, [1e-6] * 6), (None, [3, 0.3, 0.1, 2, 0.4, 0.1])])
+def test_adam_matches_a_naive_scalar_loop(clip, gscale):
+    """Six steps of ``Adam`` (default β1 = 0.9, β2 = 0.999, ε = 1e-8, bias correction, global-norm
+    clipping, by default at 1) against the scalar loop above. Gradients of size 1e-6 make ε matter
+    (√v̂ ≈ 1e-6); sizes from 0.1 to 3 make the clipping act on some steps only; the learning rate
+    changes every step (as in SFT)."""
+    rng = np.random.default_rng(0)
+    x0 = {"a": rng.normal(size=3), "b": rng.normal(size=2)}
+    grads = [{k: (gs * rng.normal(size=len(v))).tolist() for k, v in x0.items()} for gs in gscale]
+    lrs = [0.1, 0.05, 0.2, 0.1, 0.01, 0.3]
+    model = _Params(**x0)
+    opt = M.Adam(0.1) if clip is None else M.Adam(0.1, grad_clip=clip)
+    ref = _naive_adam({k: v.tolist() for k, v in x0.items()}, grads, lrs, clip=1.0 if clip is None else clip)
+    for t, (g, lr) in enumerate(zip(grads, lrs)):
+        model.grads = {k: np.array(gk) for k, gk in g.items()}
+        opt.step(model, lr=lr)
+        for k in x0:
+            np.testing.assert_allclose(model.params[k], ref[t][k], rtol=1e-12, atol=1e-15,
+                                       err_msg=f"step {t + 1}, {k}")
+
+
+def test_adam_first_step_by_hand():
+    """Bias correction makes the first step lr·g/(|g| + ε) = lr·sign(g) for |g| ≫ ε, whatever
+    β1, β2; without clipping; ``lr=None`` uses the optimiser's own rate."""
+    model = _Params(w=[1.0, 1.0, 1.0])
+    model.grads = {"w": np.array([0.5, -2.0, 1e-8])}
+    M.Adam(0.1, grad_clip=0).step(model)
+    np.testing.assert_allclose(model.params["w"], [1 - 0.1 * 0.5 / (0.5 + 1e-8), 1 + 0.1 * 2 / (2 + 1e-8),
+                                                   1 - 0.1 * 1e-8 / 2e-8], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- SFT schedule
+def test_lr_schedule_by_hand():
+    """Linear warm-up to the peak over ``warmup_steps``, then cosine decay to a floor of 10 %."""
+    cfg = T.SFTConfig(lr=2.0, warmup_steps=4, steps=12)
+    assert [T._lr_at(s, cfg) for s in range(4)] == pytest.approx([0.5, 1.0, 1.5, 2.0])
+    assert T._lr_at(4, cfg) == pytest.approx(2.0)                       # decay starts at the peak
+    assert T._lr_at(8, cfg) == pytest.approx(2.0 * 0.55)                # halfway: (1 + 0.1) / 2
+    assert T._lr_at(12, cfg) == pytest.approx(2.0 * 0.1)                # the floor, at the end
+    ref = [2.0 * (0.1 + 0.45 * (1 + math.cos(math.pi * (s - 4) / 8))) for s in range(4, 12)]
+    assert [T._lr_at(s, cfg) for s in range(4, 12)] == pytest.approx(ref, rel=1e-12)
+    no_decay = T.SFTConfig(lr=1.0, warmup_steps=3, steps=3)             # max(1, 0) steps of decay
+    assert [T._lr_at(s, no_decay) for s in range(3)] == pytest.approx([1 / 3, 2 / 3, 1.0])
+
+
+def _recording_adam(monkeypatch):
+    """Replace train.Adam by a subclass that records the learning rate of every step."""
+    used = []
+
+    class Recording(M.Adam):
+        def step(self, model, lr=None):
+            used.append(self.lr if lr is None else lr)
+            return super().step(model, lr)
+
+    monkeypatch.setattr(T, "Adam", Recording)
+    return used
+
+
+def test_sft_warmup_steps_lr_sequence_and_callback(monkeypatch):
+    used = _recording_adam(monkeypatch)
+    seen = []
+    cfg = T.SFTConfig(model=TINY, steps=7, batch_size=4, lr=0.01, warmup_steps=2)
+    _, hist = T.sft_warmup(cfg, callback=lambda s, loss: seen.append((s, loss)))
+    assert hist["step"] == list(range(7)) and len(hist["loss"]) == 7
+    assert seen == list(zip(hist["step"], hist["loss"]))
+    ref = [0.005, 0.01] + [0.01 * (0.1 + 0.45 * (1 + math.cos(math.pi * k / 5))) for k in range(5)]
+    np.testing.assert_allclose(used, ref, rtol=1e-12)
+
+
+def _naive_nll(model, prompts, answers):
+    """Token-mean NLL of the answer tokens (up to and including '$'), one row at a time, float64."""
+    total, count = 0.0, 0
+    for p, a in zip(prompts, answers):
+        seq = np.concatenate([p, task.encode(a)])
+        logits = model.forward(seq[None, :-1])[0].astype(np.float64)          # (len − 1, V)
+        for t in range(len(p) - 1, len(seq) - 1):                             # predicts seq[t + 1]
+            z = logits[t]
+            total -= z[seq[t + 1]] - z.max() - math.log(np.exp(z - z.max()).sum())
+            count += 1
+    return total / count
+
+
+def _naive_nll_grad(model, prompts, answers):
+    """Gradient of ``_naive_nll``, row by row (the model's backward is checked by finite
+    differences in test_tinylm.py), summed over rows."""
+    n_tok = sum(len(a) for a in answers)
+    total = None
+    for p, a in zip(prompts, answers):
+        seq = np.concatenate([p, task.encode(a)])[None]
+        lp, probs = M.token_logprobs(model.forward(seq[:, :-1]), seq[:, 1:])
+        dlp = np.zeros(lp.shape)
+        dlp[0, len(p) - 1:] = -1.0 / n_tok
+        model.backward(M.token_logprobs_backward(probs, seq[:, 1:], dlp))
+        g = {k: v.astype(np.float64) for k, v in model.named_grads().items()}
+        total = g if total is None else {k: total[k] + g[k] for k in g}
+    return total
+
+
+def test_sft_warmup_first_two_losses_independently():
+    """Step 0's loss is the fresh model's NLL on the first teacher batch; step 1's is the NLL
+    on the second batch after one Adam step, which is lr₀·g/(|g| + ε) with g the clipped
+    gradient and lr₀ = lr / warmup_steps (Adam's bias correction makes m̂ = g, v̂ = g²)."""
+    cfg = T.SFTConfig(model=TINY, steps=2, batch_size=6, lr=0.02, warmup_steps=4, seed=3)
+    _, hist = T.sft_warmup(cfg)
+    rng = np.random.default_rng(3)
+    model = M.TinyLM(TINY, seed=3)
+    batches = []
+    for _ in range(2):
+        digits, prompts = task.make_prompts(6, rng)
+        batches.append((prompts, task.teacher_answers(digits, rng, 0.5, task.TEACHER_ERROR_RATE)))
+    assert hist["loss"][0] == pytest.approx(_naive_nll(model, *batches[0]), rel=1e-5)
+    g = _naive_nll_grad(model, *batches[0])
+    norm = math.sqrt(sum((v ** 2).sum() for v in g.values()))
+    scale = min(1.0, 1.0 / norm)
+    state = model.state_dict()
+    lr0 = 0.02 / 4
+    model.load_state_dict({k: state[k] - lr0 * g[k] * scale / (np.abs(g[k] * scale) + 1e-8) for k in g})
+    assert hist["loss"][1] == pytest.approx(_naive_nll(model, *batches[1]), rel=1e-4)
+
+
+def test_sft_warmup_learns_and_is_deterministic():
+    cfg = T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5)
+    m1, h1 = T.sft_warmup(cfg)
+    m2, h2 = T.sft_warmup(cfg)
+    assert h1["loss"] == h2["loss"]
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m2.state_dict()[k], err_msg=k)
+    assert np.mean(h1["loss"][-10:]) < 0.7 * np.mean(h1["loss"][:5])
+    _, h3 = T.sft_warmup(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5, seed=1))
+    assert h3["loss"] != h1["loss"]
+
+
+# ----------------------------------------------------------------------------- PPO
+@pytest.fixture(scope="module")
+def sft_model():
+    """A TINY model after 60 SFT steps: right on a few % of answers, so that rewards are not all 0."""
+    return T.sft_warmup(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5))[0]
+
+
+def _naive_ppo(reward, values, mask):
+    """A_t = R − V_t normalised by the mean and (population) std over the masked tokens, by loops."""
+    N, Tn = values.shape
+    toks = [(i, t) for i in range(N) for t in range(Tn) if mask[i, t]]
+    a = {(i, t): reward[i] - float(values[i, t]) for i, t in toks}
+    mu = sum(a.values()) / len(toks)
+    sd = math.sqrt(sum((x - mu) ** 2 for x in a.values()) / len(toks))
+    adv = np.zeros((N, Tn))
+    for i in range(N):
+        for t in range(Tn):
+            adv[i, t] = (reward[i] - float(values[i, t]) - mu) / (sd + 1e-8)
+    return np.repeat(np.asarray(reward, float)[:, None], Tn, axis=1), adv
+
+
+def test_ppo_targets_naive_loop():
+    rng = np.random.default_rng(0)
+    reward = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    values = rng.normal(size=(5, 6)).astype(np.float32)
+    mask = (rng.random((5, 6)) < 0.6).astype(np.float32)
+    mask[:, -1] = 1
+    ret, adv = T._ppo_targets(reward, values, mask)
+    ref_ret, ref_adv = _naive_ppo(reward, values, mask)
+    np.testing.assert_array_equal(ret, ref_ret)
+    np.testing.assert_allclose(adv, ref_adv, rtol=1e-6, atol=1e-6)
+    # by hand: V = 0, one answer right (3 tokens) and one wrong (1 token): mean 3/4, std √3/4
+    ret, adv = T._ppo_targets(np.array([1.0, 0.0]), np.zeros((2, 3)), np.array([[1, 1, 1], [1, 0, 0.]]))
+    np.testing.assert_allclose(adv[0], (1 - 0.75) / (math.sqrt(3) / 4 + 1e-8))
+    np.testing.assert_allclose(adv[1], -0.75 / (math.sqrt(3) / 4 + 1e-8))
+
+
+def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
+    """In ``train_rl`` (PPO) every update of a batch gets the normalised advantages of R − V(π_old),
+    and the value loss is ½·token-mean of (V − R)², R each answer's reward, at every step."""
+    rollouts, targets, calls = [], [], []
+    real_rollout, real_targets, real_loss = T.rollout, T._ppo_targets, T.policy_loss
+
+    def rec_rollout(*a, **k):
+        rollouts.append(real_rollout(*a, **k))
+        return rollouts[-1]
+
+    def rec_targets(reward, values, mask):
+        targets.append((reward, np.array(values), mask))
+        return real_targets(reward, values, mask)
+
+    def rec_loss(logp, old_logp, adv, mask, *a, **k):
+        calls.append((np.array(adv), mask))
+        return real_loss(logp, old_logp, adv, mask, *a, **k)
+
+    monkeypatch.setattr(T, "rollout", rec_rollout)
+    monkeypatch.setattr(T, "_ppo_targets", rec_targets)
+    monkeypatch.setattr(T, "policy_loss", rec_loss)
+    m = sft_model
+    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=2, lr=0.01)
+    T.train_rl(m, cfg, seed=0)
+    assert len(targets) == 3 and len(calls) == 6                       # once per batch, per update
+    assert np.all(targets[0][1] == 0) and not np.all(targets[1][1] == 0)   # zero-initialised value head
+    for step, (ro, (reward, values, mask)) in enumerate(zip(rollouts, targets)):
+        np.testing.assert_array_equal(reward, ro.reward)
+        np.testing.assert_array_equal(mask, ro.mask)
+        _, ref_adv = _naive_ppo(ro.reward, values, ro.mask)
+        for adv, _ in calls[2 * step: 2 * step + 2]:                    # both updates: π_old's targets
+            np.testing.assert_allclose(adv, ref_adv, rtol=1e-5, atol=1e-5)
+    assert all(ro.reward.any() for ro in rollouts)                     # every step has a reward
+    # one update per batch: the value loss is that of the values the targets were computed
+    # from, and the loss at ratio 1 is −token-mean(Â) (= 0: Â is centred) + vf_coef · value loss
+    rollouts.clear()
+    targets.clear()
+    cfg1 = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=1, lr=0.01)
+    _, h1 = T.train_rl(m, cfg1, seed=0)
+    assert len(targets) == 3
+    for step, (ro, (_, values, _)) in enumerate(zip(rollouts, targets)):
+        tokens = list(zip(*np.nonzero(ro.mask)))
+        vloss = 0.5 * sum((values[i, t] - ro.reward[i]) ** 2 for i, t in tokens) / len(tokens)
+        assert h1["value_loss"][step] == pytest.approx(vloss, rel=1e-5)
+        assert h1["loss"][step] == pytest.approx(0.5 * vloss, rel=1e-4, abs=1e-7)
+
+
+# ----------------------------------------------------------------------------- curriculum
+def test_curriculum_sampler_update_and_draws_naive():
+    pool = np.arange(60).reshape(6, 10) % 10
+    s = T.CurriculumSampler(pool, init=0.95, decay=0.75, floor=0.1)      # the floor binds at first
+    rng, ref_rng = np.random.default_rng(4), np.random.default_rng(4)
+    success = [0.95] * 6
+    for step in range(5):
+        p = [max(1 - x, 0.1) for x in success]
+        idx = ref_rng.choice(6, size=4, replace=False, p=np.array(p) / sum(p))
+        np.testing.assert_array_equal(s(4, rng), pool[idx])
+        rewards = np.random.default_rng(step).random((4, 3)) < 0.3          # (n, G)
+        s.update(rewards)
+        for i, j in enumerate(idx):
+            success[j] = 0.75 * success[j] + 0.25 * rewards[i].mean()
+        np.testing.assert_allclose(s.success, success, rtol=1e-12)
+    # by hand: prompt 0 drawn, its group all right: 0.5 → 0.75·0.5 + 0.25·1
+    s = T.CurriculumSampler(pool[:2], decay=0.75)
+    s.last = np.array([0])
+    s.update([[1, 1]])
+    np.testing.assert_allclose(s.success, [0.625, 0.5])
+
+
+def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sft_model):
+    rollouts = []
+    real_rollout = T.rollout
+    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+    pool = task.make_prompts(12, np.random.default_rng(0))[0]
+    s = T.CurriculumSampler(pool)
+    T.train_rl(sft_model, T.RLConfig(steps=1, n_prompts=8, group_size=8), seed=0, prompt_sampler=s)
+    ro, G = rollouts[0], 8
+    ref = np.full(12, 0.5)
+    for i, j in enumerate(s.last):                          # prompt i of the batch is pool[j]
+        np.testing.assert_array_equal(ro.digits[i * G:(i + 1) * G], np.repeat(pool[j][None], G, 0))
+        ref[j] = 0.5 * 0.5 + 0.5 * ro.reward[i * G:(i + 1) * G].mean()
+    assert ro.reward.any()
+    np.testing.assert_allclose(s.success, ref, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the other advantages
+@pytest.mark.parametrize("algo, loss_type, max_len", [("grpo", "grpo", None), ("dr_grpo", "dr_grpo", 16),
+                                                      ("rft", "grpo", None), ("ppo", "dapo", None)])
+def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_type, max_len):
+    """Each algorithm's advantages, rows and loss type as ``train_rl`` passes them to
+    ``policy_loss``, against a loop over the groups of each step's rollout: GRPO / Dr. GRPO apply
+    ``toy.rl``'s advantage to each prompt's G rewards; RFT keeps the right answers with A = 1."""
+    from toy import rl
+    rollouts, calls = [], []
+    real_rollout, real_loss = T.rollout, T.policy_loss
+    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+
+    def rec_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml):
+        calls.append((np.array(adv), np.array(mask), lt, ml))
+        return real_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml)
+
+    monkeypatch.setattr(T, "policy_loss", rec_loss)
+    G = 8
+    T.train_rl(sft_model, T.RLConfig(algo=algo, steps=2, n_prompts=8, group_size=G), seed=0)
+    assert len(calls) == 2
+    for ro, (adv, mask, lt, ml) in zip(rollouts, calls):
+        assert (lt, ml) == (loss_type, max_len)
+        if algo == "ppo":
+            continue                                          # per token: test_train_rl_ppo_... above
+        groups = [ro.reward[g * G:(g + 1) * G] for g in range(8)]
+        if algo == "rft":
+            keep = [i for i, r in enumerate(ro.reward) if r > 0]
+            np.testing.assert_array_equal(adv, np.ones(len(keep)))
+            np.testing.assert_array_equal(mask, ro.mask[keep])
+        else:
+            fn = rl.grpo_advantages if algo == "grpo" else rl.dr_grpo_advantages
+            ref = np.concatenate([fn(r[None, :])[0] for r in groups])
+            np.testing.assert_allclose(adv, ref, rtol=1e-12, atol=1e-15)
+            np.testing.assert_array_equal(mask, ro.mask)
+    assert any(0 < r.mean() < 1 for ro in rollouts for r in ro.reward.reshape(8, G))   # a mixed group
