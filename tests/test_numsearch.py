@@ -364,6 +364,9 @@ BAD_INPUTS = [
     (_TRAJ.select, ([5],), {}, "keep"),
     (_TRAJ.text, (2,), {}, "i"),
     (ns.Trajectories.concat, ([],), {}, "trajs"),
+    (ns.openings, (np.zeros((3, 4)),), {}, "thetas"),
+    (ns.openings, ("theta",), {}, "thetas"),
+    (ns.state_values, (_PI[:3],), {}, "pi"),
 ]
 
 

@@ -39,7 +39,7 @@ __all__ = [
     "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
     "action_logprobs",
-    "exact_values", "exact_J", "exact_grad", "state_visits", "action_values", "optimal_values",
+    "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
 ]
 
 N = 16          # numbers 1..N
@@ -343,9 +343,49 @@ def _transitions():
 _X = np.arange(N)[:, None, None, None]          # target axis index for fancy indexing
 
 
-def _q_from_v(Vk_minus_1, hit, nlo, nhi):
-    """Q_x(lo, hi, g) = [g = x] + [g ≠ x] V_x(lo', hi', k−1), shape (N, N, N, N)."""
-    return np.where(hit, 1.0, Vk_minus_1[_X, nlo - 1, nhi - 1])
+_HIT, _NLO, _NHI = _transitions()
+_DEST = ((_X * N + _NLO - 1) * N + _NHI - 1)                     # flat (x, lo', hi') per (x, lo, hi, g)
+
+
+def _q_from_v(Vk_minus_1):
+    """Q_x(lo, hi, g) = [g = x] + [g ≠ x] V_x(lo', hi', k−1), shape (..., N, N, N, N) for
+    V of shape (..., N, N, N) (any leading batch axes)."""
+    flat = Vk_minus_1.reshape(Vk_minus_1.shape[:-3] + (N ** 3,))
+    return np.where(_HIT, 1.0, flat[..., _DEST])
+
+
+def _triples():
+    """The (x, lo, hi) a game can be in (lo ≤ x ≤ hi; 816 of the N³, 0-based), the flat state
+    (lo, hi) of each, and for each guess g: ``hit`` (M, A) = [g = x] and the triple it leads to."""
+    x, lo, hi = (a.ravel() for a in np.meshgrid(*3 * [np.arange(N)], indexing="ij"))
+    keep = (lo <= x) & (x <= hi)
+    x, lo, hi = x[keep], lo[keep], hi[keep]
+    pos = np.zeros((N, N, N), int)
+    pos[x, lo, hi] = np.arange(len(x))
+    g = np.arange(N)[None, :]
+    nlo = np.where(g < x[:, None], np.maximum(lo[:, None], g + 1), lo[:, None])
+    nhi = np.where(g > x[:, None], np.minimum(hi[:, None], g - 1), hi[:, None])
+    return x, lo, hi, lo * N + hi, g == x[:, None], pos[x[:, None], nlo, nhi]
+
+
+_TX, _TLO, _THI, _TSTATE, _THIT, _TNEXT = _triples()
+
+
+def _values(pi):
+    r"""The dynamic programme of :func:`exact_values` for tables ``pi`` (..., S, A) (any leading
+    batch axes) → V (..., N, T+1, N, N), computed on the triples (x, lo, hi) with lo ≤ x ≤ hi:
+
+    .. math:: V_x(lo, hi, k) = \sum_g \pi(g \mid lo, hi, k)\,\big([g = x] + [g \ne x]\, V_x(lo', hi', k-1)\big)
+    """
+    batch = pi.shape[:-2]
+    pi3 = pi.reshape(batch + (T, N * N, A))                          # (..., k, (lo, hi), g)
+    W = np.zeros(batch + (T + 1, len(_TX)))                          # (..., k, triple)
+    for k in range(1, T + 1):
+        Q = np.where(_THIT, 1.0, W[..., k - 1, :][..., _TNEXT])      # (..., triple, g)
+        W[..., k, :] = np.sum(pi3[..., k - 1, _TSTATE, :] * Q, axis=-1)
+    V = np.zeros(batch + (T + 1, N, N, N))                           # (..., k, x, lo, hi)
+    V[..., _TX, _TLO, _THI] = W
+    return np.moveaxis(V, -3, -4)                                    # (..., x, k, lo, hi)
 
 
 def exact_values(pi):
@@ -356,12 +396,7 @@ def exact_values(pi):
 
     ``V[x-1, k, lo-1, hi-1]`` for hidden number x (meaningful when lo ≤ x ≤ hi).
     """
-    pi4 = _check_pi(pi).reshape(T, N, N, N)                          # (k, lo, hi, g)
-    hit, nlo, nhi = _transitions()
-    V = np.zeros((N, T + 1, N, N))                                   # (x, k, lo, hi)
-    for k in range(1, T + 1):
-        V[:, k] = np.sum(pi4[k - 1][None] * _q_from_v(V[:, k - 1], hit, nlo, nhi), axis=-1)
-    return V
+    return _values(_check_pi(pi))
 
 
 def exact_J(pi, per_target=False, start=None):
@@ -374,6 +409,27 @@ def exact_J(pi, per_target=False, start=None):
     lo, hi, left = (1, N, T) if start is None else _check_state(start, "start", left_lo=0)
     per = V[lo - 1:hi, left, lo - 1, hi - 1]                         # targets lo..hi
     return per if per_target else float(per.mean())
+
+
+def openings(thetas):
+    """The first guess each policy prefers, and its probability: for logits ``thetas`` (S, A) or a
+    stack (K, S, A) returns ``(g, π(g | start))``, ints 1..16 and floats (scalars or (K,))."""
+    thetas = as_array(thetas, "thetas")
+    if thetas.shape[-2:] != (S, A) or thetas.ndim not in (2, 3):
+        raise ValueError(f"thetas must have shape ({S}, {A}) or (K, {S}, {A}), got {thetas.shape}")
+    p = softmax(thetas[..., state_index(1, N, T), :])                   # (..., A) the first guess
+    return p.argmax(axis=-1) + 1, p.max(axis=-1)
+
+
+def opening_ceilings():
+    r"""The best success rate a policy can reach after each first guess g, shape (A,):
+    :math:`Q^*(\text{start}, g) = \frac{1}{N}\big(1 + (g-1)\,V^*(1, g-1, 3) + (N-g)\,V^*(g+1, N, 3)\big)`
+    with optimal play afterwards (:func:`optimal_values`). 15/16 after 8 or 9, 11/16 after 4."""
+    V3 = optimal_values()[T - 1]                                     # (lo, hi), T - 1 guesses left
+    g = np.arange(1, N + 1)
+    below = np.where(g > 1, (g - 1) * V3[0, np.clip(g - 2, 0, N - 1)], 0.0)     # numbers 1..g-1
+    above = np.where(g < N, (N - g) * V3[np.clip(g, 0, N - 1), N - 1], 0.0)     # numbers g+1..N
+    return (1 + below + above) / N
 
 
 def _check_state(state, name, left_lo=1):
@@ -389,8 +445,7 @@ def _check_state(state, name, left_lo=1):
 
 def _q_values(V):
     """Per-target Q_x(s, g) for every state, shape (N, T, N, N, N) = (x, k-1, lo, hi, g)."""
-    hit, nlo, nhi = _transitions()
-    return np.stack([_q_from_v(V[:, k - 1], hit, nlo, nhi) for k in range(1, T + 1)], axis=1)
+    return np.stack([_q_from_v(V[:, k - 1]) for k in range(1, T + 1)], axis=1)
 
 
 def state_visits(pi):
@@ -399,8 +454,7 @@ def state_visits(pi):
     Each state is visited at most once (guesses left decreases), so μ is a probability.
     """
     pi4 = _check_pi(pi).reshape(T, N, N, N)
-    hit, nlo, nhi = _transitions()
-    dest = ((_X * N + nlo - 1) * N + nhi - 1).ravel()                # flat (x, lo', hi') per (x, lo, hi, g)
+    hit, dest = _HIT, _DEST.ravel()
     mu = np.zeros((N, T, N, N))                                      # (x, k-1, lo, hi)
     mu[:, T - 1, 0, N - 1] = 1.0                                     # start: [1, 16], T left
     for k in range(T, 1, -1):
@@ -418,11 +472,42 @@ def exact_grad(theta):
     Returns an (S, A) array (at temperature 1).
     """
     pi = policy_probs(theta)
-    V = exact_values(pi)
-    Q = _q_values(V).reshape(N, S, A)                                # (x, s, a)
-    Vs = V[:, 1:].reshape(N, S)                                      # (x, s)
-    mu = state_visits(pi)                                            # (x, s)
-    return np.mean(mu[..., None] * pi[None] * (Q - Vs[..., None]), axis=0)
+    P, Q, V, mu = _triple_tables(pi)             # per (guesses left, triple (x, lo, hi)): π, Q_x, V_x, μ_x
+    terms = mu[..., None] * P * (Q - V[..., None])                  # (T, M, A)
+    rows = (np.arange(T)[:, None] * N * N + _TSTATE).ravel()         # the state s of each term
+    grad = np.zeros((S, A))
+    np.add.at(grad, rows, terms.reshape(-1, A))
+    return grad / N
+
+
+def _triple_tables(pi):
+    """π(·|s), Q_x(s, ·), V_x(s) and the visit probability μ_x(s) on the reachable triples
+    (x, lo, hi) for k = 1..T guesses left: arrays (T, M, A), (T, M, A), (T, M), (T, M)."""
+    P = pi.reshape(T, N * N, A)[:, _TSTATE, :]                        # (T, M, A)
+    W = np.zeros((T + 1, len(_TX)))
+    Q = np.zeros(P.shape)
+    for k in range(1, T + 1):
+        Q[k - 1] = np.where(_THIT, 1.0, W[k - 1][_TNEXT])
+        W[k] = np.sum(P[k - 1] * Q[k - 1], axis=-1)
+    mu = np.zeros((T, len(_TX)))
+    mu[T - 1] = (_TLO == 0) & (_THI == N - 1)                        # start: [1, 16], T left
+    for k in range(T, 1, -1):
+        flow = mu[k - 1][:, None] * P[k - 1] * ~_THIT                 # (M, A) prob. of moving on
+        mu[k - 2] = np.bincount(_TNEXT.ravel(), weights=flow.ravel(), minlength=len(_TX))
+    return P, Q, W[1:], mu
+
+
+def state_values(pi):
+    r"""V^π(s) for every state s = (lo, hi, left), shape (S,): the success probability from s with
+    the target uniform on [lo, hi] (the posterior after any history that reached s); 0 for
+    the never-visited states with lo > hi. The exact per-state baseline b(h_t) of §8."""
+    V = exact_values(pi)                                             # (x, k, lo, hi)
+    x = np.arange(1, N + 1)[:, None, None]
+    lo, hi = np.arange(1, N + 1)[None, :, None], np.arange(1, N + 1)[None, None, :]
+    inside = (lo <= x) & (x <= hi)                                   # (x, lo, hi)
+    size = np.maximum(hi - lo + 1, 1)[0]                             # (lo, hi)
+    Vs = np.stack([(V[:, k] * inside).sum(axis=0) / size for k in range(1, T + 1)])   # (left, lo, hi)
+    return Vs.reshape(S)
 
 
 def action_values(pi, lo, hi, left):

@@ -27,9 +27,9 @@ import numpy as np
 
 from . import numsearch as ns
 from . import rl
-from ._check_args import (as_array, flag, instance, int_array, integer, nonempty, one_of, real,
-                          seed as check_seed)
-from .prob import log_softmax
+from ._check_args import (as_array, broadcast, flag, instance, int_array, integer, nonempty, one_of,
+                          real, seed as check_seed)
+from .prob import log_softmax, sample_categorical, softmax
 
 __all__ = ["LOSS_TYPES", "loss_coefficients", "weighted_logprob_loss", "SFTConfig", "ReSTConfig",
            "PGConfig", "METHODS", "pg_weights", "demonstrations", "train_sft", "train_rest", "train_pg"]
@@ -86,15 +86,21 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
         raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
     cw = loss_coefficients(traj.mask, loss_type) * w                # (n, T), 0 on padding
     m = traj.mask
-    s, a, cw = traj.states[m], traj.guesses[m] - 1, cw[m]           # (K,) the policy's actions
+    loss, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
+    grad = np.zeros((ns.S, ns.A))
+    grad[rows] = grad_rows
+    return loss, grad
+
+
+def _loss_rows(theta, s, a, cw):
+    """−Σ cw·log π(a | s) over actions (K,) and its gradient on the visited rows of the logit
+    table ``theta`` (any number of rows): returns ``(loss, rows, grad[rows])``."""
     rows, k = np.unique(s, return_inverse=True)                     # visited states; s = rows[k]
     logp = log_softmax(theta[rows])                                 # (R, A)
     loss = -float(np.sum(cw * logp[k, a]))
     per_state = np.bincount(k, weights=cw, minlength=len(rows))     # Σ c·w per visited state
     onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
-    grad = np.zeros((ns.S, ns.A))
-    grad[rows] = per_state[:, None] * np.exp(logp) - onehots        # Σ c·w (π − one-hot)
-    return loss, grad
+    return loss, rows, per_state[:, None] * np.exp(logp) - onehots  # Σ c·w (π − one-hot)
 
 
 def demonstrations(policy=None, targets=ALL_TARGETS):
@@ -216,7 +222,8 @@ DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "g
 
 def pg_weights(rewards, method, b=0.0):
     """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
-    rewards, b = as_array(rewards, "rewards", min_ndim=1), real(b, "b")  # argcheck
+    rewards = as_array(rewards, "rewards", min_ndim=1)  # argcheck
+    broadcast([rewards.shape, as_array(b, "b").shape], ["rewards", "b"])  # argcheck
     one_of(method, "method", METHODS)  # argcheck
     if method == "rest":
         return (rewards == 1).astype(float)          # keep successes, drop failures
@@ -262,7 +269,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
 
     History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
-    whose G rewards are all equal), ``baseline`` (b used); ``J`` exact (over ``cfg.targets``)
+    whose G rewards are all equal), ``baseline`` (b used), ``abs_w`` (mean |w| of the batch); ``J`` exact (over ``cfg.targets``)
     every ``eval_every`` steps.
     """
     ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
@@ -274,7 +281,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     b = cfg.baseline
-    hist = {"success": [], "degenerate": [], "baseline": [], "eval_step": [], "J": []}
+    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate(theta, hist, step, cfg.targets)
@@ -287,6 +294,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
         hist["success"].append(R.mean())
         hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
         hist["baseline"].append(b)
+        hist["abs_w"].append(np.abs(w).mean())
         b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
     return theta, _as_arrays(hist)
@@ -362,3 +370,222 @@ def group_update_size(p, G, method="grpo"):
         update = succ * (1 - p) - fail * p                           # (1/G) Σ_j Â_j g_j
         out = out + comb(G, k) * p ** k * (1 - p) ** (G - k) * update
     return out
+
+
+# ------------------------------------------- many seeds at once (races with standard errors)
+__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "mean_se", "estimate_variance",
+            "batch_cosines"]
+
+
+class _Streams:
+    """K random generators drawn as one: ``random((K·n, 1))`` stacks each seed's own
+    ``random((n, 1))``, so a batch of K seeds sees exactly the numbers K separate runs would."""
+
+    def __init__(self, seeds):
+        self.rngs = [np.random.default_rng(int(s)) for s in seeds]
+
+    def random(self, shape):
+        n = shape[0] // len(self.rngs)
+        return np.concatenate([r.random((n,) + tuple(shape[1:])) for r in self.rngs])
+
+    def choice(self, targets, size):
+        return np.stack([r.choice(targets, size=size) for r in self.rngs])     # (K, size)
+
+
+def _rollout_seeds(theta, targets, streams):
+    """One game per entry of ``targets`` (K, n) for K policies stacked in ``theta`` (K·S, A);
+    the returned states are rows of that stacked table (seed k's states are offset by k·S)."""
+    K, n = targets.shape
+    offset = np.repeat(np.arange(K) * ns.S, n)                              # (K·n,)
+    choose = lambda t, s: sample_categorical(softmax(theta[s + offset]), streams) + 1
+    traj = ns._play(choose, targets.ravel())
+    traj.states = np.where(traj.mask, traj.states + offset[:, None], -1)
+    return traj
+
+
+def _check_seeds(seeds):
+    if isinstance(seeds, str) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a list of seeds (integers >= 0), got {seeds!r}")
+    for s in seeds:
+        check_seed(s, "seeds")
+
+
+def _stack(theta0, K):
+    """K copies of the logits ``theta0`` (S, A), or the K given ones (K, S, A), as one (K·S, A) table."""
+    theta0 = as_array(theta0, "theta0")
+    if theta0.ndim == 3:
+        if len(theta0) != K:
+            raise ValueError(f"theta0 of shape {theta0.shape} must hold one table per seed ({K})")
+        return np.concatenate([ns._check_theta(th) for th in theta0])
+    return np.tile(ns._check_theta(theta0), (K, 1))
+
+
+def _evaluate_seeds(theta, hist, step, targets):
+    """Exact J of each of the K stacked policies, averaged over ``targets``."""
+    hist["eval_step"].append(step)
+    idx = np.asarray(targets) - 1
+    hist["J"].append([float(ns.exact_J(ns.policy_probs(th), per_target=True)[idx].mean())
+                      for th in theta.reshape(-1, ns.S, ns.A)])
+
+
+def _seed_history(hist):
+    """Lists over steps of per-seed values → arrays (K, steps); ``eval_step`` stays (evals,)."""
+    return {k: (np.asarray(v) if k == "eval_step" else np.asarray(v).T) for k, v in hist.items()}
+
+
+def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
+    r""":func:`train_pg` for many seeds at once, vectorised over seeds: for every s in ``seeds`` the
+    run is the one ``train_pg(theta0, cfg, seed=s)`` makes (each seed keeps its own random
+    stream), but the K policies are stacked in one (K·S, A) table and each step is one batch of
+    K·B·G games and one gradient. ``theta0``: one table (S, A) for all seeds, or one per seed
+    (K, S, A) (then seed k starts from ``theta0[k]``).
+
+    Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
+    ``success``, ``degenerate``, ``baseline``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
+    """
+    instance(cfg, PGConfig, "cfg"), _check_seeds(seeds)
+    if cfg.method not in METHODS:
+        raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
+    if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
+        raise ValueError(f"cfg.G must be >= 2 for group methods (>= 1 otherwise), got G={cfg.G}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.method]
+    K, B, G = len(seeds), cfg.prompts, cfg.G
+    streams = _Streams(seeds)
+    theta = _stack(theta0, K)                                               # (K·S, A)
+    b = np.full(K, float(cfg.baseline))                                     # (K,) one baseline per seed
+    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
+    for step in range(cfg.steps):
+        if step % cfg.eval_every == 0:
+            _evaluate_seeds(theta, hist, step, cfg.targets)
+        targets = np.repeat(streams.choice(cfg.targets, B), G, axis=1)      # (K, B·G)
+        traj = _rollout_seeds(theta, targets, streams)
+        R = traj.reward.reshape(K, B, G)
+        w = pg_weights(R.reshape(K * B, G), cfg.method, np.repeat(b, B)[:, None]).reshape(K, B * G)
+        masks = traj.mask.reshape(K, B * G, ns.T)
+        cw = np.concatenate([loss_coefficients(m, loss_type) * wk[:, None] for m, wk in zip(masks, w)])
+        m = traj.mask
+        _, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
+        theta[rows] -= cfg.lr * grad_rows
+        hist["success"].append(R.reshape(K, -1).mean(axis=1))
+        hist["degenerate"].append(np.all(R == R[..., :1], axis=-1).mean(axis=-1) if G > 1 else np.full(K, np.nan))
+        hist["baseline"].append(b.copy())
+        hist["abs_w"].append(np.abs(w).mean(axis=1))
+        b = cfg.decay * b + (1 - cfg.decay) * R.reshape(K, -1).mean(axis=1)
+    _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
+    return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
+
+
+def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
+    r""":func:`train_rest` for many seeds at once, vectorised over seeds like :func:`train_pg_seeds`:
+    seed s gives the run ``train_rest(theta0, cfg, seed=s)`` makes. Returns ``thetas`` (K, S, A) and
+    the history with a leading seed axis (``success``, ``kept``, ``dataset`` (K, rounds); ``J``)."""
+    instance(cfg, ReSTConfig, "cfg"), _check_seeds(seeds)
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    K = len(seeds)
+    streams = _Streams(seeds)
+    theta = _stack(theta0, K)                                               # (K·S, A)
+    hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
+    data, owners = [], []                                                   # kept games and their seed
+    for r in range(cfg.rounds):
+        _evaluate_seeds(theta, hist, r, cfg.eval_targets or cfg.targets)
+        traj = _rollout_seeds(theta, streams.choice(cfg.targets, cfg.samples), streams)   # grow
+        keep = traj.reward == 1                                                          # filter
+        owner = np.repeat(np.arange(K), cfg.samples)[keep]
+        data, owners = ((data + [traj.select(keep)], owners + [owner]) if cfg.accumulate
+                        else ([traj.select(keep)], [owner]))
+        dataset, owner = ns.Trajectories.concat(data), np.concatenate(owners)
+        size = np.bincount(owner, minlength=K)                                          # (K,) per seed
+        if len(dataset):                                                                 # improve
+            cw = dataset.mask / size[owner][:, None]                         # the "sum" normaliser, per seed
+            m = dataset.mask
+            s, a = dataset.states[m], dataset.guesses[m] - 1
+            for _ in range(cfg.sft_steps):
+                _, rows, grad_rows = _loss_rows(theta, s, a, cw[m])
+                theta[rows] -= cfg.lr * grad_rows
+        hist["success"].append(traj.reward.reshape(K, -1).mean(axis=1))
+        hist["kept"].append(keep.reshape(K, -1).sum(axis=1))
+        hist["dataset"].append(size)
+    _evaluate_seeds(theta, hist, cfg.rounds, cfg.eval_targets or cfg.targets)
+    return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
+
+
+def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
+    r"""Exact gradient ascent on J, the zero-variance reference for every sampled method:
+    :math:`\theta \leftarrow \theta + \text{lr}\cdot\nabla_\theta J(\theta)` with ∇J from
+    :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
+    normaliser (``method="reinforce"``) takes this step *in expectation*. Returns ``(theta,
+    history)`` with ``eval_step`` and exact ``J``."""
+    integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
+    theta = np.array(ns._check_theta(theta0, "theta0"), dtype=float)
+    hist = {"eval_step": [], "J": []}
+    for step in range(steps):
+        if step % eval_every == 0:
+            _evaluate(theta, hist, step)
+        theta += lr * ns.exact_grad(theta)
+    _evaluate(theta, hist, steps)
+    return theta, _as_arrays(hist)
+
+
+def mean_se(x, axis=0):
+    r"""Mean and standard error :math:`s/\sqrt{K}` (s the sample std, ddof = 1) over ``axis``
+    (the seeds) — the ± every race in the book reports."""
+    x = as_array(x, "x", min_ndim=1)
+    axis = integer(axis, "axis", -x.ndim, x.ndim - 1)
+    if x.shape[axis] < 2:
+        raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
+    return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def _per_action(traj, w):
+    """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
+    instance(traj, ns.Trajectories, "traj")
+    w = as_array(w, "w")
+    if w.shape == (len(traj),):
+        w = np.broadcast_to(w[:, None], traj.mask.shape)
+    if w.shape != traj.mask.shape:
+        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
+    return w
+
+
+def estimate_variance(theta, traj, w):
+    r"""Total variance (trace of the covariance) of the one-game estimate
+    :math:`\hat g_i = \sum_t w_{it} \nabla_\theta \log\pi_\theta(a_{it} \mid h_{it})` over the games
+    in ``traj``: :math:`\frac1n\sum_i \lVert \hat g_i\rVert^2 - \lVert \bar g\rVert^2`. A batch of
+    n games has 1/n of it. ``w``: (n,) per game or (n, T) per action (a per-state baseline,
+    reward-to-go). The guesses of one game are made in distinct states, so
+    :math:`\lVert \hat g_i\rVert^2 = \sum_t w_{it}^2 \lVert e_{a_{it}} - \pi(\cdot \mid s_{it})\rVert^2`."""
+    theta = ns._check_theta(theta)
+    w = _per_action(traj, w)
+    pi, m = ns.policy_probs(theta), traj.mask
+    s, a, ww = traj.states[m], traj.guesses[m] - 1, w[m]
+    sq = ww ** 2 * (1 - 2 * pi[s, a] + np.sum(pi[s] ** 2, axis=1))
+    mean = -weighted_logprob_loss(theta, traj, w, "sum")[1]                 # ḡ
+    return float(sq.sum() / len(traj) - np.sum(mean ** 2))
+
+
+def batch_cosines(theta, traj, w, n):
+    r"""Cosine between the REINFORCE estimate of each batch of ``n`` consecutive games in ``traj``
+    (weights ``w``, ``sum`` normaliser) and the exact ∇J: how well one update's direction
+    points uphill. Returns an array (len(traj) // n,)."""
+    instance(traj, ns.Trajectories, "traj"), integer(n, "n", lo=1)  # argcheck
+    theta = ns._check_theta(theta)
+    if int(n) != n or n < 1 or len(traj) % n:
+        raise ValueError(f"n must be a positive integer dividing the {len(traj)} games, got {n}")
+    w = _per_action(traj, w)
+    g, pi = ns.exact_grad(theta), ns.policy_probs(theta)
+    m, nb = traj.mask, len(traj) // n
+    batch = np.broadcast_to(np.repeat(np.arange(nb), n)[:, None], m.shape)
+    key, a, cw = (batch * ns.S + traj.states)[m], traj.guesses[m] - 1, (w / n)[m]
+    rows, k = np.unique(key, return_inverse=True)                           # (batch, state) rows
+    s = rows % ns.S
+    per_state = np.bincount(k, weights=cw, minlength=len(rows))
+    onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
+    est = onehots - per_state[:, None] * pi[s]                              # rows of ĝ_b
+    dots = np.bincount(rows // ns.S, weights=np.sum(est * g[s], axis=1), minlength=nb)
+    norms = np.sqrt(np.bincount(rows // ns.S, weights=np.sum(est ** 2, axis=1), minlength=nb))
+    return dots / np.maximum(norms, 1e-300) / np.linalg.norm(g)

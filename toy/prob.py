@@ -1,7 +1,7 @@
 r"""Small probability helpers shared by every model in `toy`: sigmoid, softmax, sampling."""
 import numpy as np
 
-from ._check_args import as_array, generator, positive, probabilities
+from ._check_args import as_array, has_methods, positive, probabilities
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "sample_categorical"]
 
@@ -28,7 +28,7 @@ def softmax(logits, temperature=1.0):
 def sample_categorical(probs, rng):
     """One sample per row of ``probs`` (..., K) by inverse CDF; returns integer indices (...)."""
     p = probabilities(probs, "probs")
-    return _sample_categorical(p, generator(rng))
+    return _sample_categorical(p, has_methods(rng, "rng", "random"))
 
 
 def _sample_categorical(p, rng):

@@ -215,11 +215,12 @@ def kimi_length_reward(lengths, correct):
     All zeros when every length is equal. ``lengths`` and ``correct``: (G,), or (..., G) for
     several groups at once (each group is the last axis).
     """
-    n = nonempty(as_array(lengths, "lengths", min_ndim=1), "lengths")
+    n = as_array(lengths, "lengths", min_ndim=1)
+    nonempty(n, "lengths")  # argcheck
     c = np.asarray(correct)
     if c.shape != n.shape:
         raise ValueError(f"correct must have the same shape as lengths, got {c.shape} and {n.shape}")
-    if not (c.dtype == bool or (np.issubdtype(c.dtype, np.number) and np.all((c == 0) | (c == 1)))):
+    if not (c.dtype == bool or (np.issubdtype(c.dtype, np.number) and np.all((c == 0) | (c == 1)))):  # argcheck
         raise ValueError(f"correct must hold booleans or 0/1, got {correct!r}")
     c = c.astype(bool)
     lo, hi = n.min(axis=-1, keepdims=True), n.max(axis=-1, keepdims=True)
