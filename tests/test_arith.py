@@ -4,6 +4,7 @@ References are independent of the vectorised code: hand-worked long arithmetic, 
 per-step probabilities, naive loops, and finite differences.
 """
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -264,3 +265,76 @@ def test_apply_method_matches_computing_every_method_everywhere():
     slipped = np.where(right + slip >= 0, right + slip, right + np.abs(slip))
     expected = np.select([method == A.CORRECT, method == A.BUG], [right, naive_bug], slipped)
     np.testing.assert_array_equal(A.apply_method(v, operand, is_mul, method, slip), expected)
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_P = A.make_problems(4, seed=0)
+_M = A.Model()
+_RNG = np.random.default_rng(0)
+_S = A.sample(_M, _P, 2, _RNG)
+_G = np.zeros((5, 3))
+BAD_INPUTS = [
+    (A.make_problems, (0, 0), {}, "n"),
+    (A.make_problems, (None, 0), {}, "n"),
+    (A.make_problems, (3, -1), {}, "seed"),
+    (A.make_problems, (3, 0), {"min_steps": 3, "max_steps": 2}, "min_steps"),
+    (A.make_problems, (3, 0), {"min_steps": 0}, "min_steps"),
+    (A.make_problems, (3, 0), {"max_steps": 2.5}, "max_steps"),
+    (A.make_dataset, (), {"n_train": 0}, "n_train"),
+    (A.make_dataset, (), {"n_test": "5"}, "n_test"),
+    (A.make_dataset, (), {"seed": None}, "seed"),
+    (A.Model, (), {"delta": np.zeros((5, 2))}, "delta"),
+    (A.Model, (), {"base_logits": np.ones(3)}, "base_logits"),
+    (_M.logits, (), {"hint": -1}, "hint"),
+    (_M.log_probs, (), {"temperature": 0}, "temperature"),
+    (_M.probs, (), {"temperature": None}, "temperature"),
+    (_M.p_correct, (), {"temperature": "1"}, "temperature"),
+    (_M.add_grad, (np.zeros((4, 3)), [0], [0], [1.0]), {}, "grad"),
+    (_M.add_grad, (_G, [5], [0], [1.0]), {}, "context"),
+    (_M.add_grad, (_G, [0], [3], [1.0]), {}, "method"),
+    (_M.add_grad, (_G, [0, 1], [0, 1, 2], [1.0]), {}, "context"),
+    (_M.add_grad, (_G, [0], [0], [np.nan]), {}, "weight"),
+    (_M.add_grad, (_G, [0], [0], [1.0]), {"temperature": 0}, "temperature"),
+    (A.sample, (_M, _P, 0, _RNG), {}, "n"),
+    (A.sample, (_M, _P, 2, 0), {}, "rng"),
+    (A.sample, ("model", _P, 2, _RNG), {}, "model"),
+    (A.sample, (_M, None, 2, _RNG), {}, "problems"),
+    (A.sample, (_M, _P, 2, _RNG), {"temperature": -1}, "temperature"),
+    (A.sample, (_M, _P, 2, _RNG), {"hint": np.nan}, "hint"),
+    (A.apply_method, (47, 6, True, 5, 1), {}, "method"),
+    (A.apply_method, (47, 6, True, 0, 20), {}, "slip"),
+    (A.apply_method, (47.5, 6, True, 0, 1), {}, "v"),
+    (A.apply_method, (47, [6, 7], True, [0, 1, 2], 1), {}, "v"),
+    (A.apply_method, (47, 6, 3, 0, 1), {}, "is_mul"),
+    (A.verify, (None, _P, "approx"), {}, "verifier"),
+    (A.verify, (None, _P), {}, "samples"),
+    (A.verify, (_S, _P.subset([0, 1])), {}, "samples"),
+    (A.verify, (_S, "problems"), {}, "problems"),
+    (A.p_solve, (_M, [1, 2]), {}, "problems"),
+    (A.p_solve, (_M, _P), {"temperature": 0}, "temperature"),
+    (A.pass1_exact, (_M, _P.subset([])), {}, "problems"),
+    (A.pass1_exact, (None, _P), {}, "model"),
+    (A.pass_at_k_sampled, (_M, _P, 5, 4, _RNG), {}, "k"),
+    (A.pass_at_k_sampled, (_M, _P, None, 4, _RNG), {}, "k"),
+    (A.pass_at_k_sampled, (_M, _P, 1, 0, _RNG), {}, "n"),
+    (A.maj_at_k_sampled, (_M, _P, 0, _RNG), {}, "k"),
+    (A.maj_at_k_sampled, (_M, _P, 3, None), {}, "rng"),
+    (A.step_entropy, (_M, "problems"), {}, "problems"),
+    (A.step_entropy, (_M,), {"temperature": np.inf}, "temperature"),
+    (A.trace, (_P, 99, [0, 0]), {}, "i"),                                 # was an IndexError
+    (A.trace, (_P, 0, [0] * 99), {}, "methods"),
+    (A.trace, (_P, 0, [7] * int(_P.n_steps[0])), {}, "methods"),
+    (A.trace, (_P, 0, [0.5] * int(_P.n_steps[0])), {}, "methods"),
+    (A.trace, (_P, 0, [0] * int(_P.n_steps[0])), {"slip": 0.5}, "slip"),
+    (A.trace, ("p", 0, [0]), {}, "problems"),
+    (_P.text, (4,), {}, "i"),
+    (_P.subset, ([0, 9],), {}, "idx"),
+    (_P.subset, ([True, False],), {}, "idx"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument_table(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,5 +1,7 @@
 """Tests for toy.arith_train: STaR, REINFORCE with four advantages, GRPO and DAPO's switches.
 (Their speed is measured by ``make bench``, not here.)"""
+import re
+
 import numpy as np
 import pytest
 
@@ -117,7 +119,7 @@ def test_grpo_grad_matches_finite_differences():
     s = A.sample(old, A.make_problems(4, 3), 3, rng)
     adv = rng.normal(size=(4, 3))
     w = T.token_weights(s.mask.reshape(12, -1), "grpo").reshape(s.mask.shape)
-    cfg = T.GRPOConfig(beta=0.3, eps=10.0)                  # a wide clip range: nothing clipped
+    cfg = T.GRPOConfig(beta=0.3, eps=0.99)                  # a wide clip range: nothing clipped
     J, grad, frac = T.grpo_grad(new, s, adv, w, cfg)
     assert frac == 0
     fd = np.zeros((5, 3))
@@ -210,3 +212,79 @@ def test_star_accepts_a_verifier_function(data):
     assert always["kept_right"][0] < 0.2 * len(train)               # ... mostly wrong
     with pytest.raises(ValueError, match="verifier"):
         T.star(train, test, rounds=1, verifier=lambda got, want: np.ones(3, bool))
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_TR, _TE = A.make_problems(20, seed=1), A.make_problems(5, seed=2)
+_M = A.Model()
+_S = A.sample(_M, _TR.subset(np.arange(4)), 3, np.random.default_rng(0))
+_KEEP = np.ones((4, 3))
+_W = np.ones(_S.method.shape)
+BAD_INPUTS = [
+    (T.sft, (_M, _S, _KEEP), {"steps": -1}, "steps"),
+    (T.sft, (_M, _S, _KEEP), {"steps": None}, "steps"),
+    (T.sft, (_M, _S, _KEEP), {"lr": "0.2"}, "lr"),
+    (T.sft, (_M, _S, np.ones((4, 2))), {}, "keep"),
+    (T.sft, (_M, _S, _KEEP), {"n_problems": 0}, "n_problems"),
+    (T.sft, (None, _S, _KEEP), {}, "base"),
+    (T.sft, (_M, None, _KEEP), {}, "samples"),
+    (T.star, (_TR, _TE), {"rounds": 0}, "rounds"),
+    (T.star, (_TR, _TE), {"hint": -1}, "hint"),
+    (T.star, (_TR, _TE), {"hint": None}, "hint"),
+    (T.star, (_TR, _TE), {"verifier": "tens"}, "verifier"),
+    (T.star, (_TR, _TE), {"sft_steps": -1}, "sft_steps"),
+    (T.star, (_TR, _TE), {"sft_lr": 0}, "sft_lr"),
+    (T.star, (_TR, _TE), {"temperature": "1"}, "temperature"),
+    (T.star, (_TR, _TE), {"seed": -3}, "seed"),
+    (T.star, (None, _TE), {}, "train"),
+    (T.advantages, (np.ones((2, 3)), "ppo"), {}, "kind"),
+    (T.advantages, (np.ones((2, 3)), "baseline"), {}, "baseline"),
+    (T.advantages, (np.ones((2, 3)), "baseline"), {"baseline": "0.5"}, "baseline"),
+    (T.advantages, (1.0, "sft"), {}, "rewards"),
+    (T.advantages, ([[1, np.nan]], "sft"), {}, "rewards"),
+    (T.reinforce, (_TR, _TE), {"advantage": "ppo"}, "advantage"),
+    (T.reinforce, (_TR, _TE), {"lr": 0}, "lr"),
+    (T.reinforce, (_TR, _TE), {"G": 1}, "G"),
+    (T.reinforce, (_TR, _TE), {"n_batches": 0}, "n_batches"),
+    (T.reinforce, (_TR, _TE), {"groups": 21}, "groups"),                 # more than the train set
+    (T.reinforce, (_TR, _TE), {"baseline_decay": 2}, "baseline_decay"),
+    (T.reinforce, (_TR, "test"), {}, "test"),
+    (T.GRPOConfig, (), {"G": 1}, "config.G"),
+    (T.GRPOConfig, (), {"groups": 0}, "config.groups"),
+    (T.GRPOConfig, (), {"eps": -0.1}, "config.eps"),
+    (T.GRPOConfig, (), {"eps": 1.5}, "config.eps"),
+    (T.GRPOConfig, (), {"eps": "0.2"}, "config.eps"),
+    (T.GRPOConfig, (), {"eps_high": None}, "config.eps_high"),
+    (T.GRPOConfig, (), {"beta": np.nan}, "config.beta"),
+    (T.GRPOConfig, (), {"mu": 0}, "config.mu"),
+    (T.GRPOConfig, (), {"lr": -4}, "config.lr"),
+    (T.GRPOConfig, (), {"max_draws": 0}, "config.max_draws"),
+    (T.GRPOConfig, (), {"clip_higher": "yes"}, "config.clip_higher"),
+    (T.GRPOConfig, (), {"max_len": 3}, "config.max_len"),
+    (T.GRPOConfig, (), {"overlong_buffer": 0}, "config.overlong_buffer"),
+    (T.dapo_config, (), {"epsilon": 0.3}, "dapo_config"),
+    (T.dapo_config, (), {"eps": 2.0}, "config.eps"),
+    (T.token_weights, (np.ones(3), "grpo"), {}, "mask"),
+    (T.token_weights, (np.ones((2, 3)), "mean"), {}, "loss_type"),
+    (T.token_weights, (np.zeros((2, 3)), "grpo"), {}, "mask"),
+    (T.token_weights, (np.zeros((0, 3)), "dapo"), {}, "mask"),
+    (T.mixed_groups, (np.ones(3),), {}, "rewards"),
+    (T.shaped_reward, (np.ones((2, 3)), [4, 5], {}), {}, "cfg"),
+    (T.shaped_reward, (np.ones((2, 3)), [4, 5, 6], T.GRPOConfig()), {}, "n_steps"),
+    (T.shaped_reward, (np.ones(3), [4], T.GRPOConfig()), {}, "correct"),
+    (T.grpo_grad, (_M, _S, np.ones((4, 2)), _W, T.GRPOConfig()), {}, "A"),
+    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W[..., :1], T.GRPOConfig()), {}, "A"),
+    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W, None), {}, "cfg"),
+    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W, T.GRPOConfig()), {"ref": "ref"}, "ref"),
+    (T.grpo, (_TR, _TE, {"lr": 4}), {}, "config"),
+    (T.grpo, (_TR, _TE), {"n_batches": 0}, "n_batches"),
+    (T.grpo, (_TR, _TE, T.GRPOConfig(groups=21)), {}, "groups"),
+    (T.grpo, (_TR, _TE), {"seed": 1.5}, "seed"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument_table(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

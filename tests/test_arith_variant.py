@@ -1,4 +1,6 @@
 """Tests for toy.arith_variant: two correct methods, each right on part of the × 2-digit steps."""
+import re
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,38 @@ def test_dynamic_sampling_checker(capsys):
     check.dynamic_sampling_groups(lambda p, G, n: right(p, G, n) if G == 2 else 0.0)
     out = capsys.readouterr().out                                        # the lecture's exercise 5: ≈ 28
     assert "lecture (b): p = 0.9, G = 8, 16 groups': expected 28.09" in out
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_TR, _TE = arith.make_problems(20, seed=1), arith.make_problems(5, seed=2)
+_RNG = np.random.default_rng(0)
+_S = V.sample(V.Model(), _TE, 2, _RNG)
+BAD_INPUTS = [
+    (V.Model, (), {"delta": np.zeros((5, 3))}, "delta"),
+    (V.Model().probs, (), {"temperature": 0}, "temperature"),
+    (V.tricky_steps, ("problems",), {}, "problems"),
+    (V.is_tricky, (None,), {}, "problems"),
+    (V.sample, (V.Model(), _TE, 0, _RNG), {}, "n"),
+    (V.sample, (V.Model(), _TE, 2, None), {}, "rng"),
+    (V.sample, (arith.Model(), _TE, 2, _RNG), {}, "model"),          # three methods, not four
+    (V.sample, (V.Model(), _TE, 2, _RNG), {"temperature": "1"}, "temperature"),
+    (V.verify, (None, _TE), {}, "samples"),
+    (V.verify, (_S, _TR), {}, "samples"),
+    (V.p_solve, (V.Model(), [1]), {}, "problems"),
+    (V.p_solve, (V.Model(), _TE), {"temperature": -1}, "temperature"),
+    (V.pass1_exact, (V.Model(), _TE.subset([])), {}, "problems"),
+    (V.train, (_TR, _TE), {"G": 1}, "G"),
+    (V.train, (_TR, _TE), {"lr": 0}, "lr"),
+    (V.train, (_TR, _TE), {"lr": "4"}, "lr"),
+    (V.train, (_TR, _TE), {"n_batches": None}, "n_batches"),
+    (V.train, (_TR, _TE), {"groups": 21}, "groups"),
+    (V.train, (_TR, _TE), {"seed": -1}, "seed"),
+    (V.train, (_TR, None), {}, "test_set"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,4 +1,6 @@
 """The two-armed bandit of Part I §8 against the lectures' numbers, finite differences and sampling."""
+import re
+
 import numpy as np
 import pytest
 
@@ -57,3 +59,35 @@ def test_bad_actions():
         bandit.score(0.0, [0, 2])
     with pytest.raises(ValueError, match="n must"):
         bandit.sample(0.0, 0, np.random.default_rng(0))
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+RNG = np.random.default_rng(0)
+BAD_INPUTS = [
+    (bandit.prob_a, ("0.5",), {}, "theta"),
+    (bandit.prob_a, ([np.nan],), {}, "theta"),
+    (bandit.score, (THETA, [2]), {}, "actions"),
+    (bandit.score, (THETA, ["A"]), {}, "actions"),
+    (bandit.score, ([THETA, THETA], [0, 1, 1]), {}, "theta"),
+    (bandit.reward, ([0.5],), {}, "actions"),
+    (bandit.estimates, (THETA, [0, 1]), {"b": None}, "b"),
+    (bandit.estimates, (THETA, [0, 3]), {}, "actions"),
+    (bandit.estimates, ([THETA] * 2, [0, 1, 0]), {}, "theta"),
+    (bandit.exact_gradient, (None,), {}, "theta"),
+    (bandit.moments, (THETA,), {"b": "0"}, "b"),
+    (bandit.moments, ([THETA] * 2,), {"b": [0, 0.5, 1]}, "theta"),
+    (bandit.optimal_baseline, (38.0,), {}, "theta"),            # σ(38) == 1.0: b* would be 0/0
+    (bandit.optimal_baseline, (-800.0,), {}, "theta"),           # σ(−800) == 0.0
+    (bandit.sample, (THETA, 0, RNG), {}, "n"),
+    (bandit.sample, (THETA, 2.5, RNG), {}, "n"),
+    (bandit.sample, (THETA, None, RNG), {}, "n"),
+    (bandit.sample, (THETA, 3, None), {}, "rng"),
+    (bandit.sample, ([THETA] * 2, 3, RNG), {}, "theta"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

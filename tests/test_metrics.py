@@ -1,5 +1,6 @@
 """toy.metrics and toy.prob against brute force and closed forms."""
 import itertools
+import re
 from collections import Counter
 from math import comb
 
@@ -110,3 +111,55 @@ def test_sample_categorical_frequencies():
     p = np.array([0.1, 0.6, 0.3])
     x = prob.sample_categorical(np.tile(p, (200_000, 1)), rng)
     np.testing.assert_allclose(np.bincount(x, minlength=3) / len(x), p, atol=0.005)
+
+
+def test_pass_at_k_matches_math_comb_on_every_small_case():
+    for n in range(1, 25):
+        c, k = np.meshgrid(np.arange(n + 1), np.arange(1, n + 1), indexing="ij")   # every (c, k)
+        ref = [[1 - comb(n - ci, ki) / comb(n, ki) for ki in range(1, n + 1)] for ci in range(n + 1)]
+        got = np.array([metrics.pass_at_k(n, c[:, j], int(k[0, j])) for j in range(n)]).T
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n, c, k", [(10**8, 5 * 10**7, 5), (10_000, 5_000, 3), (10**5, 4_097, 20),
+                                     (10**6, 5_000, 50), (10**7, 5_000, 5_000)])
+def test_pass_at_k_large_counts_against_exact_integers(n, c, k):
+    # c > 4096: the product over the k draws (k = 5000: more than one chunk of 4096 factors);
+    # none of these is saturated at 1.0; math.comb is exact on Python integers
+    from fractions import Fraction
+    ref = 1 - Fraction(comb(n - c, k), comb(n, k))
+    assert metrics.pass_at_k(n, c, k) == pytest.approx(float(ref), rel=1e-12, abs=1e-15)
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+BAD_INPUTS = [
+    (metrics.pass_at_k, (4, 1, None), {}, "k"),
+    (metrics.pass_at_k, (4, 1, np.inf), {}, "k"),
+    (metrics.pass_at_k, (4, 1, np.nan), {}, "k"),
+    (metrics.pass_at_k, (4, 1, 1.5), {}, "k"),
+    (metrics.pass_at_k, (4, 1, "2"), {}, "k"),
+    (metrics.pass_at_k, (4, 1, 0), {}, "k"),
+    (metrics.pass_at_k, (4, 1, 5), {}, "k"),
+    (metrics.pass_at_k, (0, 0, 1), {}, "n"),
+    (metrics.pass_at_k, (4.5, 1, 1), {}, "n"),
+    (metrics.pass_at_k, (None, 1, 1), {}, "n"),
+    (metrics.pass_at_k, (4, 5, 1), {}, "c"),
+    (metrics.pass_at_k, (4, -1, 1), {}, "c"),
+    (metrics.pass_at_k, (4, [1.5], 1), {}, "c"),
+    (metrics.pass_at_k, ([4, 4], [1, 1, 1], 1), {}, "n"),
+    (metrics.maj_at_k, (np.zeros((3, 4)), np.zeros(2)), {}, "correct_answer"),
+    (metrics.maj_at_k, (np.zeros((3, 0)), np.zeros(3)), {}, "answers"),
+    (metrics.maj_at_k, (5, 5), {}, "answers"),
+    (metrics.entropy, ([0.5, 0.2],), {}, "probs"),
+    (metrics.entropy, ([1.5, -0.5],), {}, "probs"),
+    (metrics.entropy, ([np.nan, 1.0],), {}, "probs"),
+    (metrics.entropy, (1.0,), {}, "probs"),
+    (metrics.entropy, ("ab",), {}, "probs"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

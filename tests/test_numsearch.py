@@ -3,6 +3,8 @@
 Every check compares against an independent reference: a naive per-episode loop, brute-force
 enumeration of histories, closed forms, finite differences, Monte Carlo averages.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -297,3 +299,78 @@ def test_every_method_runs_and_logs(method):
     th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(method=method, steps=20, eval_every=10), seed=1)
     assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
     assert np.all(np.isfinite(th))
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_RNG = np.random.default_rng(0)
+_PI = ns.uniform_policy()
+_TH = np.zeros((ns.S, ns.A))
+_TRAJ = ns.replay([[8, 12, 10, 11], [8, 4]], [11, 3])
+BAD_INPUTS = [
+    (ns.state_index, (0, 16, 4), {}, "lo"),
+    (ns.state_index, (1, 17, 4), {}, "hi"),
+    (ns.state_index, (1, 16, 5), {}, "left"),
+    (ns.state_index, (1.5, 16, 4), {}, "lo"),
+    (ns.state_index, ([1, 2], [16, 16, 16], 4), {}, "lo"),
+    (ns.state_of, (ns.S,), {}, "s"),
+    (ns.state_of, (-1,), {}, "s"),
+    (ns.state_of, ("3",), {}, "s"),
+    (ns.feedback_for, (8, 0), {}, "target"),
+    (ns.feedback_for, (8.5, 3), {}, "guess"),
+    (ns.feedback_for, ([1, 2], [3, 4, 5]), {}, "guess"),
+    (ns.narrow, (1, 16, 8, 7), {}, "fb"),
+    (ns.narrow, (1, 16, None, ns.HIGHER), {}, "guess"),
+    (ns.rollout, (_PI, [3.7], _RNG), {}, "target"),                        # not played as 3
+    (ns.rollout, (_PI, [0, 5], _RNG), {}, "target"),
+    (ns.rollout, (_PI, 5, _RNG), {}, "target"),
+    (ns.rollout, (_PI, [5], None), {}, "rng"),
+    (ns.rollout, (_PI[:10], [3], _RNG), {}, "pi"),
+    (ns.rollout, (_PI, [3], _RNG), {"start": (0, 16, 4)}, "start lo"),
+    (ns.rollout, (_PI, [3], _RNG), {"start": (1, 16, 0)}, "start left"),
+    (ns.rollout, (_PI, [3], _RNG), {"start": (5, 16, 4)}, "start"),
+    (ns.rollout, (_PI, [3], _RNG), {"start": (1, 16)}, "start"),
+    (ns.replay, ([[1, 2, 3, 4, 5]], 11), {}, "guess_seqs"),
+    (ns.replay, ([[8, 0]], 11), {}, "guess_seqs"),
+    (ns.replay, ([[8.5]], 11), {}, "guess_seqs"),
+    (ns.replay, ([[11, 3]], 11), {}, "guess_seqs"),
+    (ns.replay, ("8", 11), {}, "guess_seqs"),
+    (ns.replay, ([[8]], 11.5), {}, "target"),
+    (ns.replay, ([[8], [4]], [1, 2, 3]), {}, "target"),
+    (ns.state_after, ([8, 17], 3), {}, "guesses"),
+    (ns.state_after, ([8, 4], 0), {}, "target"),
+    (ns.state_after, ([1, 2, 3, 4, 5], 9), {}, "guesses"),
+    (ns.policy_probs, (np.zeros((16, 16)),), {}, "theta"),
+    (ns.policy_probs, (_TH,), {"temperature": 0}, "temperature"),
+    (ns.policy_probs, (_TH,), {"temperature": "1"}, "temperature"),
+    (ns.greedy_policy, (np.full((ns.S, ns.A), np.nan),), {}, "theta"),
+    (ns.weak_prior, (), {"in_range": None}, "in_range"),
+    (ns.weak_prior, (), {"scan": np.inf}, "scan"),
+    (ns.action_logprobs, (_TH, "traj"), {}, "traj"),
+    (ns.action_logprobs, (_TH[:5], _TRAJ), {}, "theta"),
+    (ns.exact_values, (2 * _PI,), {}, "pi"),
+    (ns.exact_J, (_PI,), {"start": (0, 16, 4)}, "lo"),                      # was a wrapped index
+    (ns.exact_J, (_PI,), {"start": (1, 17, 4)}, "hi"),
+    (ns.exact_J, (_PI,), {"start": (1, 16, 5)}, "left"),
+    (ns.exact_J, (_PI,), {"start": (9, 3, 4)}, "start"),
+    (ns.exact_J, (_PI,), {"start": (1, 16.5, 4)}, "hi"),
+    (ns.exact_J, (_PI,), {"per_target": "yes"}, "per_target"),
+    (ns.exact_grad, (_TH[:3],), {}, "theta"),
+    (ns.state_visits, (-_PI,), {}, "pi"),
+    (ns.action_values, (_PI, 1, 16, 0), {}, "left"),
+    (ns.action_values, (_PI, 0, 16, 4), {}, "lo"),
+    (ns.action_values, (_PI, 5, 4, 4), {}, "(lo, hi, left)"),
+    (_TRAJ.select, ([True],), {}, "keep"),
+    (_TRAJ.select, ([5],), {}, "keep"),
+    (_TRAJ.text, (2,), {}, "i"),
+    (ns.Trajectories.concat, ([],), {}, "trajs"),
+    (ns.openings, (np.zeros((3, 4)),), {}, "thetas"),
+    (ns.openings, ("theta",), {}, "thetas"),
+    (ns.state_values, (_PI[:3],), {}, "pi"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,5 +1,6 @@
 """toy.rl against independent references: naive loops, closed forms and the lectures' worked answers."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -289,3 +290,65 @@ def test_kimi_length_reward_many_groups_equal_one_at_a_time():
     for g in range(5):
         np.testing.assert_array_equal(together[g], rl.kimi_length_reward(L[g], c[g]))
     assert np.all(together[2] == 0)
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_M3 = np.ones((2, 3))
+BAD_INPUTS = [
+    (rl.grpo_advantages, ([1, 1],), {"eps": 0}, "eps"),                  # 0/0 in an all-equal group
+    (rl.grpo_advantages, ([1, 0],), {"eps": "0.1"}, "eps"),
+    (rl.grpo_advantages, ([1, 0],), {"eps": None}, "eps"),
+    (rl.grpo_advantages, ([1, 0],), {"eps": np.inf}, "eps"),
+    (rl.grpo_advantages, ([1],), {}, "rewards"),
+    (rl.grpo_advantages, ("10",), {}, "rewards"),
+    (rl.dr_grpo_advantages, ([[1, np.nan]],), {}, "rewards"),
+    (rl.rloo_advantages, (np.zeros((2, 3, 4)),), {}, "rewards"),
+    (rl.degenerate_fraction, (np.zeros((0, 4)),), {}, "rewards"),
+    (rl.reward_to_go, (3.0,), {}, "rewards"),
+    (rl.reward_to_go, (None,), {}, "rewards"),
+    (rl.clipped_surrogate, ([1.0], [1.0]), {"eps_low": 1.5}, "eps_low"),
+    (rl.clipped_surrogate, ([1.0], [1.0]), {"eps_low": -0.1}, "eps_low"),
+    (rl.clipped_surrogate, ([1.0], [1.0]), {"eps_low": "0.2"}, "eps_low"),
+    (rl.clipped_surrogate, ([1.0], [1.0]), {"eps_high": None, "eps_low": None}, "eps_low"),
+    (rl.clipped_surrogate, ([1.0], [1.0]), {"eps_high": -1}, "eps_high"),
+    (rl.clipped_surrogate, ([-1.0], [1.0]), {}, "ratio"),
+    (rl.clipped_surrogate, ([1.0, 1.0], [1.0, 1.0, 1.0]), {}, "ratio"),
+    (rl.clipped_surrogate, ([1.0], [np.nan]), {}, "adv"),
+    (rl.aggregate_loss, (np.zeros((0, 3)), np.zeros((0, 3)), "grpo"), {}, "per_token"),  # empty batch
+    (rl.aggregate_loss, (np.zeros((0, 3)), np.zeros((0, 3)), "dr_grpo"), {}, "per_token"),
+    (rl.aggregate_loss, (_M3, _M3, "dr_grpo"), {"max_len": 1}, "max_len"),   # a sequence of 3 > max_len
+    (rl.aggregate_loss, (_M3, _M3, "dr_grpo"), {"max_len": "4"}, "max_len"),
+    (rl.aggregate_loss, (_M3, _M3, "dr_grpo"), {"max_len": 0}, "max_len"),
+    (rl.aggregate_loss, (_M3, _M3, "mean"), {}, "loss_type"),
+    (rl.aggregate_loss, (_M3, _M3, None), {}, "loss_type"),
+    (rl.aggregate_loss, (_M3, np.ones((2, 4)), "grpo"), {}, "per_token"),
+    (rl.aggregate_loss, (_M3, 2 * _M3, "grpo"), {}, "mask"),
+    (rl.aggregate_loss, (_M3, np.zeros((2, 3)), "grpo"), {}, "mask"),
+    (rl.aggregate_loss, (_M3, np.zeros((2, 3)), "dapo"), {}, "mask"),
+    (rl.aggregate_loss, (np.ones(3), np.ones(3), "dapo"), {}, "per_token"),
+    (rl.aggregate_weights, (np.ones(3), "grpo"), {}, "mask"),
+    (rl.aggregate_weights, (_M3, "mean"), {}, "loss_type"),
+    (rl.aggregate_weights, (_M3, "dr_grpo"), {"max_len": 2}, "max_len"),
+    (rl.aggregate_weights, (_M3, "dr_grpo"), {"max_len": "9"}, "max_len"),
+    (rl.aggregate_weights, (np.zeros((2, 3)), "dapo"), {}, "mask"),
+    (rl.kl_k1, ("x",), {}, "logr"),
+    (rl.kl_k2, ([np.inf],), {}, "logr"),
+    (rl.kl_k3, ([None],), {}, "logr"),
+    (rl.overlong_penalty, ([-1], 10, 2), {}, "length"),
+    (rl.overlong_penalty, ([5], None, 2), {}, "max_len"),
+    (rl.overlong_penalty, ([5], 10, "2"), {}, "buffer"),
+    (rl.overlong_penalty, ([5], 10, 0), {}, "buffer"),
+    (rl.overlong_penalty, ([5], 10, 11), {}, "buffer"),
+    (rl.kimi_length_reward, ([1, 2], ["no", "no"]), {}, "correct"),     # 'no' is not False
+    (rl.kimi_length_reward, ([1, 2], [2, 0]), {}, "correct"),
+    (rl.kimi_length_reward, ([1, 2], [True]), {}, "correct"),
+    (rl.kimi_length_reward, ([], []), {}, "lengths"),
+    (rl.kimi_length_reward, (np.ones((2, 0)), np.ones((2, 0), bool)), {}, "lengths"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

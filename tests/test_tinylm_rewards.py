@@ -68,3 +68,23 @@ def test_bad_input():
     with pytest.raises(ValueError, match="w_format"):
         rewards.shaped_reward(["#9$"], [D], w_format=-1)
     assert rewards.consistency_reward([None, 9, ""]).tolist() == [0, 0, 0]
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+BAD_INPUTS = [
+    (rewards.format_reward, ("#9$",), {}, "answers"),
+    (rewards.consistency_reward, ("#9$",), {}, "answers"),
+    (rewards.shaped_reward, ("#9$", [D]), {}, "answers"),
+    (rewards.shaped_reward, (["#9$"], [D]), {"w_format": -1}, "w_format"),
+    (rewards.shaped_reward, (["#9$"], [D]), {"w_format": "1"}, "w_format"),
+    (rewards.shaped_reward, (["#9$"], [D]), {"w_consistency": None}, "w_consistency"),
+    (rewards.shaped_reward, (["#9$"], [D[:9]]), {}, "digits"),
+    (rewards.shaped_reward, (["#9$", "#9$"], [D]), {}, "answers"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

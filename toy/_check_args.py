@@ -2,13 +2,87 @@
 
 Every public function of `toy` validates its input with these helpers so that bad input
 raises a ``ValueError`` naming the argument and what was expected, never a numpy
-broadcasting error three frames deep.
+broadcasting error three frames deep (nor a NaN out).
 """
+import numbers
+
 import numpy as np
+
+
+def _all_finite(a):
+    """True if every entry of the float array ``a`` is finite (one sum, the exact test only
+    if the sum is not finite: a sum of finite numbers can overflow)."""
+    return bool(np.isfinite(a.sum())) or bool(np.isfinite(a).all())
+
+
+def _scalar(x, name, what="a real number"):
+    """``x`` as a Python number: a real scalar or 0-d array that is not a bool, str or None."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise ValueError(f"{name} must be {what}, got {x!r} ({type(x).__name__})")
+    return x
+
+
+def real(x, name, lo=None, hi=None, lo_open=False, hi_open=False):
+    """A finite real scalar in the given range, as a float."""
+    x = float(_scalar(x, name))
+    bad = (not np.isfinite(x) or (lo is not None and (x <= lo if lo_open else x < lo))
+           or (hi is not None and (x >= hi if hi_open else x > hi)))
+    if bad:
+        rng = [f"{'>' if lo_open else '>='} {lo}"] if lo is not None else []
+        rng += [f"{'<' if hi_open else '<='} {hi}"] if hi is not None else []
+        raise ValueError(f"{name} must be a finite number{' ' + ' and '.join(rng) if rng else ''}, got {x!r}")
+    return x
+
+
+def nonneg(x, name):
+    if not np.isscalar(x) and np.ndim(x) != 0:
+        raise ValueError(f"{name} must be a scalar, got shape {np.shape(x)}")
+    return real(x, name, lo=0)
+
+
+def positive(x, name):
+    if not np.isscalar(x) and np.ndim(x) != 0:
+        raise ValueError(f"{name} must be a scalar, got shape {np.shape(x)}")
+    return real(x, name, lo=0, lo_open=True)
+
+
+def integer(x, name, lo=None, hi=None):
+    """An integer scalar (an int, a numpy integer or an integral float) in [lo, hi], as an int."""
+    x = _scalar(x, name, "an integer")
+    ok = np.isfinite(x) and x == int(x) and (lo is None or x >= lo) and (hi is None or x <= hi)
+    if not ok:
+        rng = (f" >= {lo}" if hi is None else f" in {lo}..{hi}") if lo is not None else (
+            f" <= {hi}" if hi is not None else "")
+        raise ValueError(f"{name} must be an integer{rng}, got {x!r}")
+    return int(x)
+
+
+def int_array(x, name, lo=None, hi=None, ndim=None):
+    """An array of integers (integer dtype or integral floats) in [lo, hi], as an int64 array."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of integers, got {type(x).__name__}") from None
+    kind = a.dtype.kind                              # i/u: integers, f: floats (b: bool is refused)
+    if kind not in "iuf" and not (a.size == 0 and kind == "O"):
+        raise ValueError(f"{name} must be an array of integers, got dtype {a.dtype}")
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
+    if kind == "f" and not (_all_finite(a) and np.all(a == np.round(a))):
+        raise ValueError(f"{name} must hold integers, got non-integer values")
+    a = a if a.dtype == np.int64 else a.astype(np.int64)
+    if a.size and ((lo is not None and a.min() < lo) or (hi is not None and a.max() > hi)):
+        raise ValueError(f"{name} must hold integers in {lo if lo is not None else '-inf'}.."
+                         f"{hi if hi is not None else 'inf'}, got values from {a.min()} to {a.max()}")
+    return a
 
 
 def as_array(x, name, ndim=None, min_ndim=None):
     """Return ``x`` as a float array, checking its number of dimensions."""
+    if x is None or isinstance(x, str):
+        raise ValueError(f"{name} must be numeric array-like, got {type(x).__name__}")
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -17,9 +91,25 @@ def as_array(x, name, ndim=None, min_ndim=None):
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
     if min_ndim is not None and a.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not _all_finite(a):
         raise ValueError(f"{name} must be finite, got non-finite values")
     return a
+
+
+def nonempty(a, name):
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+    return a
+
+
+def probabilities(x, name, atol=1e-6):
+    """Probability vectors along the last axis (..., K), K >= 1: finite, >= 0, each summing to 1."""
+    p = as_array(x, name, min_ndim=1)
+    if p.shape[-1] == 0:
+        raise ValueError(f"{name} must have at least one category on its last axis, got shape {p.shape}")
+    if np.any(p < 0) or np.abs(p.sum(axis=-1) - 1.0).max() > atol:
+        raise ValueError(f"{name} must be probabilities (>= 0, summing to 1 along the last axis)")
+    return p
 
 
 def same_shape(a, b, name_a, name_b):
@@ -27,20 +117,39 @@ def same_shape(a, b, name_a, name_b):
         raise ValueError(f"{name_a} and {name_b} must have the same shape, got {a.shape} and {b.shape}")
 
 
-def nonneg(x, name):
-    if not np.isscalar(x) and np.ndim(x) != 0:
-        raise ValueError(f"{name} must be a scalar, got shape {np.shape(x)}")
-    if not np.isfinite(x) or x < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {x}")
-    return float(x)
+def one_of(x, name, options):
+    if not isinstance(x, str) or x not in options:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
+    return x
 
 
-def positive(x, name):
-    if not np.isscalar(x) and np.ndim(x) != 0:
-        raise ValueError(f"{name} must be a scalar, got shape {np.shape(x)}")
-    if not np.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {x}")
-    return float(x)
+def flag(x, name):
+    if not isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
+
+
+def generator(rng, name="rng"):
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy Generator (np.random.default_rng(seed)), "
+                         f"got {type(rng).__name__}")
+    return rng
+
+
+def seed(x, name="seed"):
+    return integer(x, name, lo=0)
+
+
+def instance(x, cls, name):
+    if not isinstance(x, cls):
+        raise ValueError(f"{name} must be a {cls.__name__}, got {type(x).__name__}")
+    return x
+
+
+def function(f, name):
+    if not callable(f):
+        raise ValueError(f"{name} must be a function, got {type(f).__name__}")
+    return f
 
 
 def group_rewards(rewards, name="rewards"):
@@ -53,3 +162,31 @@ def group_rewards(rewards, name="rewards"):
     if r.shape[1] < 2:
         raise ValueError(f"{name} needs a group size G >= 2, got G = {r.shape[1]}")
     return r
+
+
+def broadcast(shapes, names):
+    """The common shape of ``shapes`` (a ValueError naming them if they do not broadcast)."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        shapes = ", ".join(f"{n} {s}" for n, s in zip(names, shapes))
+        raise ValueError(f"{', '.join(names)} must broadcast to one shape, got {shapes}") from None
+
+
+def finite(x, name, ndim=None):
+    """A float array (its dtype kept: float32 stays float32) with only finite values."""
+    a = np.asarray(x) if not (x is None or isinstance(x, str)) else None
+    if a is None or a.dtype.kind != "f":
+        raise ValueError(f"{name} must be a float array, got {type(x).__name__}")
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
+    if not _all_finite(a):
+        raise ValueError(f"{name} must be finite, got non-finite values")
+    return a
+
+
+def has_methods(x, name, *methods):
+    """``x`` has every one of ``methods`` (duck typing: a model, an optimiser's target, ...)."""
+    if not all(callable(getattr(x, m, None)) for m in methods):
+        raise ValueError(f"{name} must have the methods {', '.join(methods)}, got {type(x).__name__}")
+    return x

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check_args import as_array, nonneg, positive
+from ._check_args import (as_array, broadcast, generator, instance, int_array, integer, nonneg,
+                          positive, seed as check_seed)
 from . import metrics
 from .prob import log_softmax, sample_categorical
 
@@ -97,12 +98,17 @@ class Problems:
 
     def text(self, i):
         """Problem i written out, e.g. ``'47 × 6 + 18 = ?'`` (evaluated left to right)."""
+        i = integer(i, "i", 0, len(self) - 1)
         parts = [str(self.start[i])]
         for t in range(self.n_steps[i]):
             parts.append(("× " if self.is_mul[i, t] else "+ ") + str(self.operand[i, t]))
         return " ".join(parts) + " = ?"
 
     def subset(self, idx):
+        """The problems at indices ``idx`` (or where the boolean ``idx`` (P,) is True)."""
+        k = np.asarray(idx)
+        if not (k.dtype == bool and k.shape == (len(self),)):
+            int_array(k, "idx", -len(self), len(self) - 1)
         return Problems(self.start[idx], self.is_mul[idx], self.operand[idx],
                         self.context[idx], self.answer[idx])
 
@@ -151,8 +157,8 @@ def _draw_step(v, rng):
 
 def make_problems(n, seed, min_steps=2, max_steps=12):
     """``n`` random problems with ``min_steps``..``max_steps`` steps (uniform), from ``seed``."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n}")
+    n, seed = integer(n, "n", lo=1), check_seed(seed)
+    min_steps, max_steps = integer(min_steps, "min_steps", lo=1), integer(max_steps, "max_steps", lo=1)
     if not (1 <= min_steps <= max_steps):
         raise ValueError(f"min_steps/max_steps must satisfy 1 <= min_steps <= max_steps, "
                          f"got {min_steps}, {max_steps}")
@@ -176,6 +182,7 @@ def make_problems(n, seed, min_steps=2, max_steps=12):
 
 def make_dataset(n_train=300, n_test=200, seed=0, **kw):
     """The default train / test split: two independent problem sets generated from ``seed``."""
+    integer(n_train, "n_train", lo=1), integer(n_test, "n_test", lo=1), check_seed(seed)
     return make_problems(n_train, seed, **kw), make_problems(n_test, seed + 10_000, **kw)
 
 
@@ -220,6 +227,8 @@ class Model:
         the chosen method gets +1, every method loses its current probability. ``context``,
         ``method`` and ``weight`` broadcast to one shape (steps with context −1 are skipped).
         """
+        if not (isinstance(grad, np.ndarray) and grad.shape == self.delta.shape):  # argcheck
+            raise ValueError(f"grad must be an array of shape {self.delta.shape}, got {type(grad).__name__}")
         onehot, total = self.counts(context, method, weight)
         grad += (onehot - total[:, None] * self.probs(temperature)) / temperature
         return grad
@@ -227,11 +236,18 @@ class Model:
     def counts(self, context, method, weight):
         """(Σ w·onehot(a) per context (C, K), Σ w per context (C,)) over the steps given
         (broadcast to one shape; context −1 skipped): all that ``add_grad`` needs from data."""
+        broadcast([np.shape(context), np.shape(method), np.shape(weight)], ["context", "method", "weight"])  # argcheck
         c, a, w = np.broadcast_arrays(np.asarray(context), np.asarray(method),
                                       np.asarray(weight, dtype=float))
         keep = c >= 0
         c, a, w = c[keep], a[keep], w[keep]
         C, K = self.delta.shape
+        if c.dtype.kind not in "iu" or (c.size and c.max() >= C):  # argcheck
+            raise ValueError(f"context must be integers in -1..{C - 1}")
+        if a.dtype.kind not in "iu" or (a.size and (a.min() < 0 or a.max() >= K)):  # argcheck
+            raise ValueError(f"method must be integers in 0..{K - 1} on real steps")
+        if not np.isfinite(w).all():  # argcheck
+            raise ValueError("weight must be finite")
         onehot = np.bincount(c * K + a, weights=w, minlength=C * K).reshape(C, K)  # Σ w·onehot
         total = np.bincount(c, weights=w, minlength=C)                            # Σ w per context
         return onehot, total
@@ -272,6 +288,16 @@ def apply_method(v, operand, is_mul, method, slip):
     phantom carry +10).  slip: correct + ``slip`` (a nonzero amount in −9..9; made positive
     if the result would go negative).
     """
+    arrays = [int_array(v, "v", lo=0), int_array(operand, "operand", lo=0), np.asarray(is_mul),
+              int_array(method, "method", CORRECT, SLIP), int_array(slip, "slip", -9, 9)]
+    broadcast([a.shape for a in arrays], ["v", "operand", "is_mul", "method", "slip"])
+    if arrays[2].dtype != bool and not np.all((arrays[2] == 0) | (arrays[2] == 1)):
+        raise ValueError("is_mul must hold booleans")
+    return _apply_method(v, operand, is_mul, method, slip)
+
+
+def _apply_method(v, operand, is_mul, method, slip):
+    """:func:`apply_method` without the input checks (the samplers' inner loop; −1 = padding)."""
     v, operand, is_mul, method, slip = np.broadcast_arrays(v, operand, is_mul, method, slip)
     right = np.where(is_mul, v * operand, v + operand)
     out = np.where(method == SLIP, np.where(right + slip >= 0, right + slip, right + np.abs(slip)), right)
@@ -301,9 +327,9 @@ class Samples:
 
 def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     """Sample ``n`` solutions per problem, all at once: (P, n, L) method draws."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n}")
-    n = int(n)
+    _check_model_problems(model, problems)
+    n = integer(n, "n", lo=1)
+    generator(rng)
     logp_table = model.log_probs(temperature, hint)                          # (C, K)
     ctx = np.broadcast_to(problems.context[:, None, :], (len(problems), n, problems.context.shape[1]))
     real = ctx >= 0
@@ -312,8 +338,8 @@ def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
     v = np.broadcast_to(problems.start[:, None], method.shape[:2]).astype(np.int64)
     for t in range(method.shape[2]):
-        step = apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
-                            method[:, :, t], slip[:, :, t])
+        step = _apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
+                             method[:, :, t], slip[:, :, t])
         v = np.where(real[:, :, t], step, v)
     logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
     return Samples(method, np.array(ctx), v, logp)
@@ -328,6 +354,10 @@ def verify(samples, problems, verifier="exact"):
     ``verifier`` may also be a function ``f(answers (P, n), truth (P, 1)) -> bool (P, n)``."""
     if not callable(verifier) and verifier not in VERIFIERS:
         raise ValueError(f"verifier must be one of {VERIFIERS} or a function, got {verifier!r}")
+    instance(samples, Samples, "samples"), instance(problems, Problems, "problems")
+    if samples.answer.shape[0] != len(problems):
+        raise ValueError(f"samples and problems must have the same number of problems, "
+                         f"got {samples.answer.shape[0]} and {len(problems)}")
     got, want = samples.answer, problems.answer[:, None]
     if callable(verifier):
         ok = np.asarray(verifier(got, want), dtype=bool)
@@ -343,8 +373,11 @@ def verify(samples, problems, verifier="exact"):
 def trace(problems, i, methods, slip=1):
     """Problem ``i`` solved step by step with the given ``methods`` (one per step): a list of
     dicts (step, operation, context, method, value, correct value) for a table."""
+    instance(problems, Problems, "problems")
+    i = integer(i, "i", 0, len(problems) - 1)
     n = int(problems.n_steps[i])
-    methods = np.asarray(methods)
+    methods = int_array(methods, "methods", CORRECT, SLIP)
+    integer(slip, "slip", -9, 9)
     if methods.shape != (n,):
         raise ValueError(f"methods must have one entry per step, shape ({n},), got {methods.shape}")
     v, right, rows = np.int64(problems.start[i]), np.int64(problems.start[i]), []
@@ -362,12 +395,16 @@ def trace(problems, i, methods, slip=1):
 # Evaluation
 # --------------------------------------------------------------------------------------------
 
+def _check_model_problems(model, problems):
+    instance(model, Model, "model"), instance(problems, Problems, "problems")
+
 def p_solve(model, problems, temperature=1.0):
     r"""(P,) probability that one sample solves each problem: :math:`\prod_t \pi(\text{correct}\mid c_t)`.
 
     This is P(every step correct); it equals P(answer correct) up to the rare case where two
     mistakes cancel (see the tests).
     """
+    _check_model_problems(model, problems)
     logpc = model.log_probs(temperature)[:, CORRECT]                       # (C,)
     ctx = problems.context
     per_step = np.where(ctx >= 0, logpc[np.where(ctx >= 0, ctx, 0)], 0.0)  # (P, L)
@@ -376,17 +413,24 @@ def p_solve(model, problems, temperature=1.0):
 
 def pass1_exact(model, problems, temperature=1.0):
     r"""Expected pass@1 without sampling: the mean over problems of :func:`p_solve`."""
+    _check_model_problems(model, problems)
+    if len(problems) == 0:
+        raise ValueError("problems must hold at least one problem")
     return float(p_solve(model, problems, temperature).mean())
 
 
 def pass_at_k_sampled(model, problems, k, n, rng, temperature=1.0):
     """Mean unbiased pass@k over problems from n ≥ k samples each (toy.metrics.pass_at_k)."""
+    k, n = integer(k, "k", lo=1), integer(n, "n", lo=1)
+    if k > n:
+        raise ValueError(f"k must be <= n, got k={k} and n={n}")
     r = verify(sample(model, problems, n, rng, temperature), problems)
     return float(np.mean(metrics.pass_at_k(n, r.sum(1).astype(int), k)))
 
 
 def maj_at_k_sampled(model, problems, k, rng, temperature=1.0):
     """Mean maj@k over problems: does the most common of k sampled answers equal the truth?"""
+    k = integer(k, "k", lo=1)
     s = sample(model, problems, k, rng, temperature)
     return float(np.mean(metrics.maj_at_k(s.answer, problems.answer)))
 
@@ -394,6 +438,9 @@ def maj_at_k_sampled(model, problems, k, rng, temperature=1.0):
 def step_entropy(model, problems=None, temperature=1.0):
     """Policy entropy (nats): per context (C,) if ``problems`` is None, else the mean over all
     steps of ``problems`` (each step weighs once)."""
+    instance(model, Model, "model")
+    if problems is not None:
+        instance(problems, Problems, "problems")
     h = metrics.entropy(model.probs(temperature))                            # (C,)
     if problems is None:
         return h

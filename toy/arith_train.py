@@ -19,22 +19,25 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import rl
-from .arith import CORRECT, Model, pass1_exact, sample, step_entropy, verify
+from ._check_args import as_array, flag, instance, integer, nonempty, one_of, real, seed as check_seed
+from .arith import CORRECT, Model, Problems, Samples, pass1_exact, sample, step_entropy, verify
 
 __all__ = ["sft", "star", "ADVANTAGES", "advantages", "reinforce", "GRPOConfig", "dapo_config",
            "token_weights", "mixed_groups", "shaped_reward", "grpo_grad", "grpo"]
 
 
 def _check_int(x, name, lo):
-    if int(x) != x or x < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {x}")
-    return int(x)
+    return integer(x, name, lo=lo)
 
 
 def _check_pos(x, name):
-    if not np.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {x}")
-    return float(x)
+    return real(x, name, lo=0, lo_open=True)
+
+
+def _check_sets(train, test, groups=None):
+    instance(train, Problems, "train"), instance(test, Problems, "test")
+    if groups is not None and groups > len(train):
+        raise ValueError(f"groups must be <= the number of training problems {len(train)}, got {groups}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -51,6 +54,9 @@ def sft(base, samples, keep, steps=30, lr=0.2, n_problems=None):
     ``steps`` steps, not a fit to convergence: a context that is rare in the kept data moves
     little, whatever the total amount of data.
     """
+    instance(base, Model, "base"), instance(samples, Samples, "samples")  # argcheck
+    if n_problems is not None:  # argcheck
+        n_problems = _check_pos(n_problems, "n_problems")
     steps = _check_int(steps, "steps", 0)
     lr = _check_pos(lr, "lr")
     keep = np.asarray(keep, dtype=float)
@@ -81,6 +87,8 @@ def star(train, test, rounds=6, hint=0.0, verifier="exact", sft_steps=30, sft_lr
     ``kept_hint`` (from rationalization), ``kept_right`` (kept *and* truly correct);
     plus ``model`` (the last one).
     """
+    _check_sets(train, test), real(hint, "hint"), check_seed(seed)  # argcheck
+    _check_int(sft_steps, "sft_steps", 0), _check_pos(sft_lr, "sft_lr"), _check_pos(temperature, "temperature")  # argcheck
     rounds = _check_int(rounds, "rounds", 1)
     if hint < 0:
         raise ValueError(f"hint must be >= 0, got {hint}")
@@ -131,6 +139,9 @@ def advantages(rewards, kind, baseline=None):
     - ``"rloo"``:     A = r − mean of the other G − 1 rewards of the group (toy.rl)
     - ``"grpo"``:     A = (r − group mean) / (group std + 1e-4) (toy.rl)
     """
+    one_of(kind, "kind", ADVANTAGES), as_array(rewards, "rewards", min_ndim=1)  # argcheck
+    if baseline is not None:  # argcheck
+        real(baseline, "baseline")
     r = np.asarray(rewards, dtype=float)
     if kind == "sft":
         return r.copy()
@@ -179,6 +190,8 @@ def reinforce(train, test, advantage="grpo", lr=4.0, n_batches=30, groups=16, G=
     otherwise): ``pass1`` (test, exact), ``entropy``, ``p_correct``, ``train_reward``,
     ``mean_abs_adv``, ``degenerate``, ``samples`` (cumulative), and ``model``.
     """
+    _check_sets(train, test, _check_int(groups, "groups", 1)), check_seed(seed)  # argcheck
+    real(baseline_decay, "baseline_decay", 0, 1)  # argcheck
     if advantage not in ADVANTAGES:
         raise ValueError(f"advantage must be one of {ADVANTAGES}, got {advantage!r}")
     lr = _check_pos(lr, "lr")
@@ -228,10 +241,15 @@ class GRPOConfig:
     max_len: int = 12                # overlong shaping: the maximum length (steps)
     overlong_buffer: int = 4         # overlong shaping: penalty ramps over the last this many steps
     max_draws: int = 10              # dynamic sampling: at most this many batches drawn per update
+    def __post_init__(self):  # argcheck
+        _check_config(self)
 
 
 def dapo_config(**kw):
     """All four DAPO switches on (plus any overrides)."""
+    unknown = sorted(set(kw) - set(GRPOConfig.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"dapo_config got unknown GRPOConfig fields: {unknown}")
     return replace(GRPOConfig(clip_higher=True, dynamic_sampling=True, token_level=True,
                               overlong=True), **kw)
 
@@ -244,9 +262,14 @@ def _check_config(cfg):
     _check_pos(cfg.lr, "config.lr")
     _check_int(cfg.mu, "config.mu", 1)
     _check_int(cfg.max_draws, "config.max_draws", 1)
-    for name in ("eps", "eps_high", "beta"):
-        if not np.isfinite(getattr(cfg, name)) or getattr(cfg, name) < 0:
-            raise ValueError(f"config.{name} must be >= 0, got {getattr(cfg, name)}")
+    real(cfg.eps, "config.eps", 0, 1, hi_open=True)
+    for name in ("eps_high", "beta"):
+        real(getattr(cfg, name), f"config.{name}", lo=0)
+    for name in ("clip_higher", "dynamic_sampling", "token_level", "overlong"):
+        flag(getattr(cfg, name), f"config.{name}")
+    _check_int(cfg.overlong_buffer, "config.overlong_buffer", 1)
+    if _check_int(cfg.max_len, "config.max_len", 1) < cfg.overlong_buffer:
+        raise ValueError(f"config.max_len must be >= overlong_buffer, got {cfg.max_len} and {cfg.overlong_buffer}")
 
 
 def token_weights(mask, loss_type):
@@ -255,9 +278,10 @@ def token_weights(mask, loss_type):
 
     ``"grpo"``: :math:`m_{it} / (N\,|o_i|)`; ``"dapo"``: :math:`m_{it} / \sum_{i,t} m_{it}`.
     """
-    m = np.asarray(mask, dtype=float)
-    if m.ndim != 2:
-        raise ValueError(f"mask must be 2-dimensional (N, T), got shape {m.shape}")
+    m = nonempty(as_array(mask, "mask", ndim=2), "mask")
+    one_of(loss_type, "loss_type", ("grpo", "dapo"))
+    if not np.all((m == 0) | (m == 1)) or not np.all(m.sum(axis=1) > 0 if loss_type == "grpo" else m.sum() > 0):
+        raise ValueError(f"mask must hold 0/1 and at least one token{' per row' if loss_type == 'grpo' else ''}")
     if loss_type == "grpo":
         return m / (m.shape[0] * m.sum(axis=1, keepdims=True))
     if loss_type == "dapo":
@@ -306,14 +330,17 @@ def _take(s, n):
 
 def mixed_groups(rewards):
     """(B,) True for groups whose rewards are not all equal (DAPO's dynamic-sampling filter)."""
-    r = np.asarray(rewards)
+    r = as_array(rewards, "rewards", ndim=2)
     return ~np.all(r == r[:, :1], axis=1)
 
 
 def shaped_reward(correct, n_steps, cfg):
     """(B, G) reward: 1 for a correct answer, plus DAPO's overlong penalty
     (``toy.rl.overlong_penalty``, by the problem's length in steps) when ``cfg.overlong``."""
-    reward = np.asarray(correct, dtype=float).copy()
+    instance(cfg, GRPOConfig, "cfg")
+    reward = as_array(correct, "correct", ndim=2).copy()
+    if np.shape(n_steps) != reward.shape[:1]:
+        raise ValueError(f"n_steps must have shape {reward.shape[:1]} (one per group), got {np.shape(n_steps)}")
     if cfg.overlong:
         reward += rl.overlong_penalty(np.asarray(n_steps), cfg.max_len, cfg.overlong_buffer)[:, None]
     return reward
@@ -330,6 +357,11 @@ def grpo_grad(model, s, A, w, cfg, ref=None):
     ``A`` (B, G) advantages, ``w`` (B, G, L) aggregation weights (:func:`token_weights`).
     Returns (J, grad (C, K), fraction of tokens with A ≠ 0 that are clipped).
     """
+    instance(model, Model, "model"), instance(s, Samples, "s"), instance(cfg, GRPOConfig, "cfg")  # argcheck
+    if as_array(A, "A").shape != s.method.shape[:2] or as_array(w, "w").shape != s.method.shape:  # argcheck
+        raise ValueError(f"A must have shape {s.method.shape[:2]} and w {s.method.shape}")
+    if ref is not None:  # argcheck
+        instance(ref, Model, "ref")
     eps_high = cfg.eps_high if cfg.clip_higher else cfg.eps
     real = s.mask > 0
     ctx, a = np.where(real, s.context, 0), np.where(real, s.method, 0)
@@ -366,6 +398,7 @@ def grpo(train, test, config=None, n_batches=30, seed=0):
     cfg = GRPOConfig() if config is None else config
     _check_config(cfg)
     n_batches = _check_int(n_batches, "n_batches", 1)
+    _check_sets(train, test, cfg.groups), check_seed(seed)
     rng = np.random.default_rng(seed)
     ref = Model()
     model, h, total = Model(), _new_history(), 0

@@ -20,6 +20,7 @@ Shapes: P problems, n samples, L steps, C = 5 contexts, K = 4 methods.
 import numpy as np
 
 from . import arith, rl
+from ._check_args import generator, instance, integer, real, seed as check_seed
 from .arith import MUL2, MUL2_BIG
 from .prob import sample_categorical
 
@@ -60,6 +61,7 @@ class Model(arith.Model):
 
 
 def _two_digit(problems):
+    instance(problems, arith.Problems, "problems")
     return (problems.context == MUL2) | (problems.context == MUL2_BIG)
 
 
@@ -75,9 +77,9 @@ def is_tricky(problems):
 
 def sample(model, problems, n, rng, temperature=1.0):
     """``n`` solutions per problem, like :func:`toy.arith.sample` with four methods."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n}")
-    n = int(n)
+    instance(model, Model, "model"), instance(problems, arith.Problems, "problems")
+    n = integer(n, "n", lo=1)
+    generator(rng)
     P, L = problems.context.shape
     logp_table = model.log_probs(temperature)                               # (C, K)
     ctx = np.broadcast_to(problems.context[:, None, :], (P, n, L))
@@ -93,7 +95,7 @@ def sample(model, problems, n, rng, temperature=1.0):
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
     v = np.broadcast_to(problems.start[:, None], (P, n)).astype(np.int64)
     for t in range(L):
-        step = arith.apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
+        step = arith._apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
                       as_arith[:, :, t], slip[:, :, t])
         v = np.where(real[:, :, t], step, v)
     logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
@@ -102,11 +104,16 @@ def sample(model, problems, n, rng, temperature=1.0):
 
 def verify(samples, problems):
     """(P, n) exact reward: 1 if the final answer is right."""
+    instance(samples, arith.Samples, "samples"), instance(problems, arith.Problems, "problems")
+    if samples.answer.shape[0] != len(problems):
+        raise ValueError(f"samples and problems must have the same number of problems, "
+                         f"got {samples.answer.shape[0]} and {len(problems)}")
     return (samples.answer == problems.answer[:, None]).astype(float)
 
 
 def p_solve(model, problems, temperature=1.0):
     r"""(P,) P(every step right) = :math:`\prod_t [\pi(\text{usual}) \mathbb 1_{\text{not tricky}} + \pi(\text{rare})]`."""
+    instance(model, Model, "model"), instance(problems, arith.Problems, "problems")
     p = model.probs(temperature)                                             # (C, K)
     ctx = problems.context
     c = np.where(ctx >= 0, ctx, 0)
@@ -118,6 +125,8 @@ def p_solve(model, problems, temperature=1.0):
 
 def pass1_exact(model, problems, temperature=1.0):
     """Expected pass@1: the mean of :func:`p_solve`."""
+    if len(instance(problems, arith.Problems, "problems")) == 0:
+        raise ValueError("problems must hold at least one problem")
     return float(p_solve(model, problems, temperature).mean())
 
 
@@ -127,6 +136,9 @@ def train(train_set, test_set, lr=4.0, n_batches=30, groups=16, G=8, seed=0):
 
     Returns a history: ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
     ``probs`` (n_batches + 1, C, K) and ``model``."""
+    integer(n_batches, "n_batches", lo=1), integer(G, "G", lo=2), real(lr, "lr", lo=0, lo_open=True)  # argcheck
+    instance(train_set, arith.Problems, "train_set"), instance(test_set, arith.Problems, "test_set")  # argcheck
+    integer(groups, "groups", 1, len(train_set)), check_seed(seed)  # argcheck
     for name, x, lo in (("n_batches", n_batches, 1), ("groups", groups, 1), ("G", G, 2)):
         if int(x) != x or x < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {x}")

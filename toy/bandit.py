@@ -7,7 +7,7 @@ Everything here is exact except :func:`sample`, which draws actions.
 """
 import numpy as np
 
-from ._check_args import as_array
+from ._check_args import as_array, broadcast, generator, integer
 from .prob import sigmoid
 
 __all__ = ["prob_a", "score", "reward", "estimates", "exact_gradient", "moments",
@@ -30,6 +30,7 @@ def prob_a(theta):
 
 def score(theta, actions):
     r""":math:`g(a) = \frac{d}{d\theta}\log\pi_\theta(a)`: :math:`1-p` for A, :math:`-p` for B."""
+    broadcast([np.shape(theta), np.shape(actions)], ["theta", "actions"])  # argcheck
     p = prob_a(theta)
     return np.where(_actions(actions) == A, 1.0 - p, -p)
 
@@ -41,6 +42,7 @@ def reward(actions):
 
 def estimates(theta, actions, b=0.0):
     r"""Per-sample REINFORCE estimates :math:`\hat g = (R - b)\, g(a)` for the given actions."""
+    broadcast([np.shape(theta), np.shape(actions), np.shape(b)], ["theta", "actions", "b"])  # argcheck
     b = as_array(b, "b")
     return (reward(actions) - b) * score(theta, actions) + 0.0   # + 0.0 turns -0.0 into 0.0
 
@@ -56,6 +58,7 @@ def moments(theta, b=0.0):
     by summing over the two actions (``b`` may be an array of baselines)."""
     p = prob_a(theta)
     b = as_array(b, "b")
+    broadcast([np.shape(p), b.shape], ["theta", "b"])
     ga, gb = (1.0 - b) * (1.0 - p), (0.0 - b) * (-p)     # estimate if A, if B
     mean = p * ga + (1 - p) * gb
     var = p * ga ** 2 + (1 - p) * gb ** 2 - mean ** 2
@@ -65,6 +68,8 @@ def moments(theta, b=0.0):
 def optimal_baseline(theta):
     r"""The variance-minimising constant baseline :math:`b^* = \mathbb{E}[R g^2] / \mathbb{E}[g^2]`."""
     p = prob_a(theta)
+    if np.any((p == 0) | (p == 1)):
+        raise ValueError(f"theta must have 0 < sigmoid(theta) < 1 in floating point (|theta| < 36)")
     e_rg2 = p * (1 - p) ** 2                   # only arm A has R = 1
     e_g2 = p * (1 - p) ** 2 + (1 - p) * p ** 2
     return e_rg2 / e_g2
@@ -72,6 +77,7 @@ def optimal_baseline(theta):
 
 def sample(theta, n, rng):
     """Draw n actions (0 = A, 1 = B) from the policy."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n}")
-    return np.where(rng.random(int(n)) < prob_a(theta), A, B)
+    n = integer(n, "n", lo=1)
+    generator(rng)
+    broadcast([np.shape(theta), (n,)], ["theta", "n"])
+    return np.where(rng.random(n) < prob_a(theta), A, B)

@@ -1,8 +1,6 @@
 r"""Evaluation metrics: pass@k, maj@k, entropy."""
 import numpy as np
-from math import comb
-
-from ._check_args import as_array
+from ._check_args import as_array, int_array, integer
 
 __all__ = ["pass_at_k", "maj_at_k", "entropy"]
 
@@ -11,35 +9,37 @@ def pass_at_k(n, c, k):
     r"""Unbiased pass@k estimator (Chen et al., 2021) from n samples of which c are correct:
 
     .. math:: \text{pass@}k = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}
+              = 1 - \prod_{i=0}^{k-1} \frac{n-c-i}{n-i}
 
     ``n``, ``c`` may be arrays (one entry per problem); ``k`` is an int with 1 ≤ k ≤ n.
-    Computed as the product :math:`\prod_{i=n-c+1}^{n} (1 - k/i)`, which is exact and stable
-    for large n.
+    Computed as a product, exact and stable for large n, in O(k) per entry: over the k draws
+    as above, or, when c ≤ 4096, as :math:`\prod_{i=n-c+1}^{n} (1 - k/i)` over the c correct
+    samples (the same value; the form the book's outputs were computed with).
     """
-    n_arr = np.asarray(n)
-    c_arr = np.asarray(c)
-    if not (np.issubdtype(n_arr.dtype, np.integer) or np.all(n_arr == np.round(n_arr))):
-        raise ValueError(f"n must be integer counts, got {n}")
-    if not (np.issubdtype(c_arr.dtype, np.integer) or np.all(c_arr == np.round(c_arr))):
-        raise ValueError(f"c must be integer counts, got {c}")
-    if int(k) != k or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k}")
-    k = int(k)
-    n_arr, c_arr = np.broadcast_arrays(n_arr.astype(int), c_arr.astype(int))
-    if np.any(n_arr < 1):
-        raise ValueError("n must be >= 1")
-    if np.any((c_arr < 0) | (c_arr > n_arr)):
+    n_arr = int_array(n, "n", lo=1)
+    c_arr = int_array(c, "c", lo=0)
+    k = integer(k, "k", lo=1)
+    try:
+        n_arr, c_arr = np.broadcast_arrays(n_arr, c_arr)
+    except ValueError:
+        raise ValueError(f"n and c must broadcast, got shapes {n_arr.shape} and {c_arr.shape}") from None
+    if np.any(c_arr > n_arr):
         raise ValueError("c must satisfy 0 <= c <= n")
-    if np.any(k > n_arr):
+    if n_arr.size and k > n_arr.min():
         raise ValueError(f"k must be <= n, got k={k} and n={int(n_arr.min())}")
     out = np.empty(n_arr.shape, dtype=float)
     for idx in np.ndindex(n_arr.shape):
         ni, ci = int(n_arr[idx]), int(c_arr[idx])
         if ni - ci < k:
             out[idx] = 1.0
+        elif ci <= 4096:
+            out[idx] = 1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))
         else:
-            i = np.arange(ni - ci + 1, ni + 1)
-            out[idx] = 1.0 - np.prod(1.0 - k / i)
+            fail = 1.0                                                 # P(all k draws wrong)
+            for i0 in range(0, k, 4096):                               # 4096 factors at a time
+                i = np.arange(i0, min(k, i0 + 4096))
+                fail *= np.prod((ni - ci - i) / (ni - i))              # (n−c−i)/(n−i)
+            out[idx] = 1.0 - fail
     return float(out) if out.ndim == 0 else out
 
 
@@ -53,8 +53,8 @@ def maj_at_k(answers, correct_answer, seed=0):
     """
     a = np.asarray(answers)
     t = np.asarray(correct_answer)
-    if a.ndim < 1:
-        raise ValueError(f"answers must have a last axis of k samples, got shape {a.shape}")
+    if a.ndim < 1 or a.shape[-1] < 1:
+        raise ValueError(f"answers must have a last axis of k >= 1 samples, got shape {a.shape}")
     if t.shape != a.shape[:-1]:
         raise ValueError(f"correct_answer must have shape {a.shape[:-1]}, got {t.shape}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check_args import as_array
-from .prob import log_softmax, sample_categorical, softmax
+from ._check_args import as_array, broadcast, flag, generator, instance, int_array, integer, real
+from .prob import _sample_categorical, log_softmax, softmax
 
 __all__ = [
     "N", "T", "S", "A", "HIGHER", "LOWER", "CORRECT", "NONE", "FEEDBACK_NAMES",
@@ -54,23 +54,33 @@ FEEDBACK_NAMES = {NONE: "", HIGHER: "higher", LOWER: "lower", CORRECT: "correct"
 # ---------------------------------------------------------------------------- environment
 def state_index(lo, hi, left):
     """Flat index of the state (lo, hi, guesses left): ``((left-1)·N + lo-1)·N + hi-1``."""
+    lo, hi, left = int_array(lo, "lo", 1, N), int_array(hi, "hi", 1, N), int_array(left, "left", 1, T)
+    broadcast([lo.shape, hi.shape, left.shape], ["lo", "hi", "left"])
+    return _state_index(lo, hi, left)
+
+
+def _state_index(lo, hi, left):
+    """:func:`state_index` without the input checks (the environment loop's)."""
     return ((np.asarray(left) - 1) * N + np.asarray(lo) - 1) * N + np.asarray(hi) - 1
 
 
 def state_of(s):
     """Inverse of :func:`state_index`: ``s`` → ``(lo, hi, left)``."""
-    s = np.asarray(s)
+    s = int_array(s, "s", 0, S - 1)
     return s // N % N + 1, s % N + 1, s // (N * N) + 1
 
 
 def feedback_for(guess, target):
     """Environment answer: CORRECT if guess == target, HIGHER if the target is larger, else LOWER."""
+    broadcast([int_array(guess, "guess").shape, int_array(target, "target", 1, N).shape], ["guess", "target"])  # argcheck
     guess, target = np.asarray(guess), np.asarray(target)
     return np.where(guess == target, CORRECT, np.where(guess < target, HIGHER, LOWER))
 
 
 def narrow(lo, hi, guess, fb):
     """New feasible interval after feedback: higher → lo = max(lo, g+1); lower → hi = min(hi, g−1)."""
+    shapes = [int_array(x, k).shape for x, k in ((lo, "lo"), (hi, "hi"), (guess, "guess"))]  # argcheck
+    broadcast(shapes + [int_array(fb, "fb", NONE, CORRECT).shape], ["lo", "hi", "guess", "fb"])  # argcheck
     lo = np.where(fb == HIGHER, np.maximum(lo, guess + 1), lo)
     hi = np.where(fb == LOWER, np.minimum(hi, guess - 1), hi)
     return lo, hi
@@ -114,15 +124,22 @@ class Trajectories:
 
     def select(self, keep):
         """The episodes where ``keep`` (n,) is True (or at the given indices)."""
+        k = np.asarray(keep)
+        if not (k.dtype == bool and k.shape == (len(self),)):
+            int_array(k, "keep", -len(self), len(self) - 1, ndim=1)
         return Trajectories(*(getattr(self, f)[keep] for f in self.FIELDS))
 
     @staticmethod
     def concat(trajs):
         """One batch from a list of batches."""
+        trajs = list(trajs)
+        if not trajs or not all(isinstance(t, Trajectories) for t in trajs):
+            raise ValueError("trajs must be a non-empty list of Trajectories")
         return Trajectories(*(np.concatenate([getattr(t, f) for t in trajs]) for f in Trajectories.FIELDS))
 
     def text(self, i):
         """Episode i as text, e.g. ``'8 → higher, 12 → lower, 10 → higher, 11 → correct'``."""
+        i = integer(i, "i", 0, len(self) - 1)
         return ", ".join(f"{g} → {FEEDBACK_NAMES[f]}"
                          for g, f, m in zip(self.guesses[i], self.feedback[i], self.mask[i]) if m)
 
@@ -130,13 +147,15 @@ class Trajectories:
 def _play(choose, target, start=None, limit=None):
     """The one environment loop. ``choose(t, s)`` returns guesses (n,) for step t in states s;
     ``limit`` (n,) optionally stops episodes after that many guesses (a history prefix)."""
-    target = np.asarray(target, dtype=int)
-    if target.ndim != 1 or np.any((target < 1) | (target > N)):
-        raise ValueError(f"target must be a 1-D array of integers in 1..{N}, got {target}")
+    target = int_array(target, "target", 1, N, ndim=1)
     n = len(target)
     if start is None:
         lo, hi, left0 = np.ones(n, int), np.full(n, N), np.full(n, T)
     else:
+        if not isinstance(start, (tuple, list, np.ndarray)) or len(start) != 3:
+            raise ValueError(f"start must be a tuple (lo, hi, left), got {start!r}")
+        for x, name, top in zip(start, ("lo", "hi", "left"), (N, N, T)):
+            broadcast([int_array(x, f"start {name}", 1, top).shape, (n,)], [f"start {name}", "target"])
         lo, hi, left0 = (np.broadcast_to(np.asarray(x, dtype=int), (n,)).copy() for x in start)
         if np.any((lo > target) | (hi < target) | (left0 < 1) | (left0 > T)):
             raise ValueError("start must be (lo, hi, left) with lo <= target <= hi and 1 <= left <= T")
@@ -149,7 +168,7 @@ def _play(choose, target, start=None, limit=None):
         live = ~done & (t < left0)                          # (n,) episodes still playing
         if limit is not None:
             live &= t < limit
-        s = state_index(lo, hi, np.maximum(left0 - t, 1))   # (n,)
+        s = _state_index(lo, hi, np.maximum(left0 - t, 1))  # (n,)
         g = np.asarray(choose(t, s), dtype=int)             # (n,)
         fb = np.where(live, feedback_for(g, target), NONE)
         guesses[:, t] = np.where(live, g, 0)
@@ -168,7 +187,8 @@ def rollout(pi, target, rng, start=None):
     Vectorised over episodes: one numpy step per guess.
     """
     pi = _check_pi(pi)
-    return _play(lambda t, s: sample_categorical(pi[s], rng) + 1, target, start)
+    generator(rng)
+    return _play(lambda t, s: _sample_categorical(pi[s], rng) + 1, target, start)
 
 
 def replay(guess_seqs, target):
@@ -177,9 +197,13 @@ def replay(guess_seqs, target):
     A sequence may stop before the episode ends (a history prefix h_t), but may not go on
     after a hit or beyond T guesses.
     """
-    seqs = [list(q) for q in guess_seqs]
-    if any(len(q) > T for q in seqs) or any(not 1 <= g <= N for q in seqs for g in q):
+    if isinstance(guess_seqs, str) or not np.iterable(guess_seqs):
+        raise ValueError("guess_seqs must be a list of guess sequences (lists of integers)")
+    seqs = [list(int_array(q, "guess_seqs", 1, N, ndim=1)) for q in guess_seqs]
+    if any(len(q) > T for q in seqs):
         raise ValueError(f"guess_seqs: each sequence has at most T={T} guesses in 1..{N}")
+    target = int_array(target, "target", 1, N)
+    broadcast([target.shape, (len(seqs),)], ["target", "guess_seqs"])
     g = np.zeros((len(seqs), T), int)
     for i, q in enumerate(seqs):
         g[i, :len(q)] = q
@@ -193,6 +217,10 @@ def replay(guess_seqs, target):
 
 def state_after(guesses, target):
     """The state ``(lo, hi, left)`` reached after playing the history ``guesses`` against ``target``."""
+    guesses = int_array(guesses, "guesses", 1, N, ndim=1)
+    target = integer(target, "target", 1, N)
+    if len(guesses) > T:
+        raise ValueError(f"guesses must hold at most T = {T} guesses, got {len(guesses)}")
     lo, hi = 1, N
     for g in guesses:
         lo, hi = narrow(lo, hi, g, feedback_for(g, target))
@@ -207,10 +235,10 @@ def _check_pi(pi):
     return pi
 
 
-def _check_theta(theta):
-    theta = as_array(theta, "theta", ndim=2)
+def _check_theta(theta, name="theta"):
+    theta = as_array(theta, name, ndim=2)
     if theta.shape != (S, A):
-        raise ValueError(f"theta must be logits of shape ({S}, {A}), got shape {theta.shape}")
+        raise ValueError(f"{name} must be logits of shape ({S}, {A}), got shape {theta.shape}")
     return theta
 
 
@@ -273,6 +301,7 @@ def weak_prior(in_range=2.0, scan=0.3):
     has seen linear scans. Its exact success rate is printed by ``exact_J(policy_probs(weak_prior()))``
     (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16).
     """
+    real(in_range, "in_range"), real(scan, "scan")  # argcheck
     left, lo, hi, g = _grid()
     logits = in_range * ((g >= lo) & (g <= hi)) - scan * np.abs(g - lo)
     return _table(logits)
@@ -291,6 +320,7 @@ def cold_prior():
 
 def action_logprobs(theta, traj):
     """log π_θ(a_t | h_t) of the guesses in ``traj``, (n, T), 0 on padding."""
+    instance(traj, Trajectories, "traj")
     logp = log_softmax(_check_theta(theta))                        # (S, A)
     s = np.where(traj.mask, traj.states, 0)
     a = np.where(traj.mask, traj.guesses - 1, 0)
@@ -375,7 +405,8 @@ def exact_J(pi, per_target=False, start=None):
     ``start = (lo, hi, left)`` evaluates games that begin in that state (targets lo..hi).
     """
     V = exact_values(pi)
-    lo, hi, left = (1, N, T) if start is None else start
+    flag(per_target, "per_target")
+    lo, hi, left = (1, N, T) if start is None else _check_state(start, "start", left_lo=0)
     per = V[lo - 1:hi, left, lo - 1, hi - 1]                         # targets lo..hi
     return per if per_target else float(per.mean())
 
@@ -399,6 +430,17 @@ def opening_ceilings():
     below = np.where(g > 1, (g - 1) * V3[0, np.clip(g - 2, 0, N - 1)], 0.0)     # numbers 1..g-1
     above = np.where(g < N, (N - g) * V3[np.clip(g, 0, N - 1), N - 1], 0.0)     # numbers g+1..N
     return (1 + below + above) / N
+
+
+def _check_state(state, name, left_lo=1):
+    """``(lo, hi, left)`` as ints with 1 <= lo <= hi <= N and left_lo <= left <= T."""
+    if not isinstance(state, (tuple, list, np.ndarray)) or len(state) != 3:
+        raise ValueError(f"{name} must be a tuple (lo, hi, left), got {state!r}")
+    lo, hi = integer(state[0], "lo", 1, N), integer(state[1], "hi", 1, N)
+    left = integer(state[2], "left", left_lo, T)
+    if lo > hi:
+        raise ValueError(f"{name} needs lo <= hi, got lo={lo}, hi={hi}")
+    return lo, hi, left
 
 
 def _q_values(V):
@@ -472,6 +514,7 @@ def action_values(pi, lo, hi, left):
     r"""Q^π(h, g), V^π(h) and A^π(h, g) = Q − V for a history that left the interval
     [lo, hi] with ``left`` guesses (posterior: target uniform on [lo, hi]).
     Returns ``(Q, V, A)``: arrays (A,) indexed by guess − 1, and a float."""
+    lo, hi, left = _check_state((lo, hi, left), "(lo, hi, left)")
     V = exact_values(pi)
     Q = _q_values(V)[lo - 1:hi, left - 1, lo - 1, hi - 1].mean(axis=0)   # (A,)
     v = float(V[lo - 1:hi, left, lo - 1, hi - 1].mean())

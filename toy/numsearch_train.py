@@ -27,7 +27,8 @@ import numpy as np
 
 from . import numsearch as ns
 from . import rl
-from ._check_args import as_array
+from ._check_args import (as_array, broadcast, flag, instance, int_array, integer, nonempty, one_of,
+                          real, seed as check_seed)
 from .prob import log_softmax, sample_categorical, softmax
 
 __all__ = ["LOSS_TYPES", "loss_coefficients", "weighted_logprob_loss", "SFTConfig", "ReSTConfig",
@@ -48,7 +49,10 @@ def loss_coefficients(mask, loss_type="sum"):
     ``"dapo"`` 1/Σm (mean over all actions);  ``"dr_grpo"`` 1/(n·T) (a constant).
     Same conventions as :func:`toy.rl.aggregate_loss`.
     """
-    m = np.asarray(mask, dtype=float)                               # (n, T)
+    m = nonempty(as_array(mask, "mask", ndim=2), "mask")            # (n, T)
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError("mask must contain only 0 and 1")
+    one_of(loss_type, "loss_type", LOSS_TYPES)
     n = m.shape[0]
     if loss_type == "sum":
         return m / n
@@ -73,6 +77,7 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     nonzero only in visited states; gradient *descent* on L is ascent on the weighted
     log-likelihood.
     """
+    instance(traj, ns.Trajectories, "traj")  # argcheck
     theta = ns._check_theta(theta)
     w = as_array(w, "w")
     if w.shape == (len(traj),):
@@ -100,6 +105,7 @@ def _loss_rows(theta, s, a, cw):
 
 def demonstrations(policy=None, targets=ALL_TARGETS):
     """One episode of a deterministic ``policy`` (default: binary search) per target."""
+    targets = int_array(targets, "targets", 1, ns.N, ndim=1)
     pi = ns.binary_search_policy() if policy is None else policy
     return ns.rollout(pi, np.asarray(targets), np.random.default_rng(0))
 
@@ -109,6 +115,17 @@ def _evaluate(theta, hist, step, targets=ALL_TARGETS):
     hist["eval_step"].append(step)
     per_target = ns.exact_J(ns.policy_probs(theta), per_target=True)
     hist["J"].append(float(per_target[np.asarray(targets) - 1].mean()))
+
+
+def _check_targets(targets, name):
+    t = int_array(targets, name, 1, ns.N, ndim=1)
+    if len(t) == 0:
+        raise ValueError(f"{name} must hold at least one hidden number")
+
+
+def _check_int_fields(cfg, **lows):
+    for name, lo in lows.items():
+        integer(getattr(cfg, name), name, lo=lo)
 
 
 def _as_arrays(hist):
@@ -122,11 +139,17 @@ class SFTConfig:
     lr: float = 2.0         # learning rate of gradient descent on the logits
     eval_every: int = 10    # compute the exact success rate J every this many steps
 
+    def __post_init__(self):
+        _check_int_fields(self, steps=0, eval_every=1)
+        real(self.lr, "lr", lo=0, lo_open=True)
+
 
 def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
     r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
     (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1.
     ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
+    ns._check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")  # argcheck
+    instance(cfg, SFTConfig, "cfg"), check_seed(seed)  # argcheck
     theta = np.array(theta0, dtype=float)
     hist = {"loss": [], "eval_step": [], "J": []}
     w = np.ones(len(demos))
@@ -151,6 +174,14 @@ class ReSTConfig:
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_targets: tuple = None        # hidden numbers the exact J averages over (None → targets)
 
+    def __post_init__(self):
+        _check_int_fields(self, rounds=0, samples=1, sft_steps=0)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        flag(self.accumulate, "accumulate")
+        _check_targets(self.targets, "targets")
+        if self.eval_targets is not None:
+            _check_targets(self.eval_targets, "eval_targets")
+
 
 def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     r"""ReST / expert iteration. Each round: sample ``cfg.samples`` episodes (grow), keep those
@@ -161,6 +192,7 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
     after the last.
     """
+    ns._check_theta(theta0, "theta0"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)  # argcheck
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
@@ -190,6 +222,9 @@ DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "g
 
 def pg_weights(rewards, method, b=0.0):
     """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
+    rewards = as_array(rewards, "rewards", min_ndim=1)  # argcheck
+    broadcast([rewards.shape, as_array(b, "b").shape], ["rewards", "b"])  # argcheck
+    one_of(method, "method", METHODS)  # argcheck
     if method == "rest":
         return (rewards == 1).astype(float)          # keep successes, drop failures
     if method == "reinforce":
@@ -216,6 +251,17 @@ class PGConfig:
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_every: int = 20              # compute the exact J every this many steps
 
+    def __post_init__(self):
+        one_of(self.method, "method", METHODS)
+        _check_int_fields(self, steps=0, prompts=1, G=2 if self.method in ("grpo", "dr_grpo") else 1,
+                          eval_every=1)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        if self.loss_type is not None:
+            one_of(self.loss_type, "loss_type", LOSS_TYPES)
+        real(self.baseline, "baseline")
+        real(self.decay, "decay", 0, 1)
+        _check_targets(self.targets, "targets")
+
 
 def train_pg(theta0, cfg=PGConfig(), seed=0):
     r"""On-policy training with the unified loss: each step samples B targets × G episodes
@@ -226,6 +272,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     whose G rewards are all equal), ``baseline`` (b used), ``abs_w`` (mean |w| of the batch); ``J`` exact (over ``cfg.targets``)
     every ``eval_every`` steps.
     """
+    ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
     if cfg.method not in METHODS:
         raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
     if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
@@ -284,6 +331,7 @@ def degenerate_probability(p, G):
 
     ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape.
     """
+    integer(G, "G", lo=1)  # argcheck
     p = as_array(p, "p")
     if np.any((p < 0) | (p > 1)):
         raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
@@ -306,6 +354,7 @@ def group_update_size(p, G, method="grpo"):
     from math import comb
     if method not in ("grpo", "dr_grpo"):
         raise ValueError(f"method must be 'grpo' or 'dr_grpo', got {method!r}")
+    integer(G, "G", lo=2)  # argcheck
     if int(G) != G or G < 2:
         raise ValueError(f"G must be an integer >= 2, got {G}")
     p = as_array(p, "p")
@@ -354,6 +403,13 @@ def _rollout_seeds(theta, targets, streams):
     return traj
 
 
+def _check_seeds(seeds):
+    if isinstance(seeds, str) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a list of seeds (integers >= 0), got {seeds!r}")
+    for s in seeds:
+        check_seed(s, "seeds")
+
+
 def _stack(theta0, K):
     """K copies of the logits ``theta0`` (S, A), or the K given ones (K, S, A), as one (K·S, A) table."""
     theta0 = as_array(theta0, "theta0")
@@ -387,6 +443,7 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
     Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
     ``success``, ``degenerate``, ``baseline``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
     """
+    instance(cfg, PGConfig, "cfg"), _check_seeds(seeds)
     if cfg.method not in METHODS:
         raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
     if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
@@ -425,6 +482,7 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
     r""":func:`train_rest` for many seeds at once, vectorised over seeds like :func:`train_pg_seeds`:
     seed s gives the run ``train_rest(theta0, cfg, seed=s)`` makes. Returns ``thetas`` (K, S, A) and
     the history with a leading seed axis (``success``, ``kept``, ``dataset`` (K, rounds); ``J``)."""
+    instance(cfg, ReSTConfig, "cfg"), _check_seeds(seeds)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
@@ -462,7 +520,8 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
     normaliser (``method="reinforce"``) takes this step *in expectation*. Returns ``(theta,
     history)`` with ``eval_step`` and exact ``J``."""
-    theta = np.array(ns._check_theta(theta0), dtype=float)
+    integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
+    theta = np.array(ns._check_theta(theta0, "theta0"), dtype=float)
     hist = {"eval_step": [], "J": []}
     for step in range(steps):
         if step % eval_every == 0:
@@ -476,6 +535,7 @@ def mean_se(x, axis=0):
     r"""Mean and standard error :math:`s/\sqrt{K}` (s the sample std, ddof = 1) over ``axis``
     (the seeds) — the ± every race in the book reports."""
     x = as_array(x, "x", min_ndim=1)
+    axis = integer(axis, "axis", -x.ndim, x.ndim - 1)
     if x.shape[axis] < 2:
         raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
     return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
@@ -483,6 +543,7 @@ def mean_se(x, axis=0):
 
 def _per_action(traj, w):
     """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
+    instance(traj, ns.Trajectories, "traj")
     w = as_array(w, "w")
     if w.shape == (len(traj),):
         w = np.broadcast_to(w[:, None], traj.mask.shape)
@@ -511,6 +572,7 @@ def batch_cosines(theta, traj, w, n):
     r"""Cosine between the REINFORCE estimate of each batch of ``n`` consecutive games in ``traj``
     (weights ``w``, ``sum`` normaliser) and the exact ∇J: how well one update's direction
     points uphill. Returns an array (len(traj) // n,)."""
+    instance(traj, ns.Trajectories, "traj"), integer(n, "n", lo=1)  # argcheck
     theta = ns._check_theta(theta)
     if int(n) != n or n < 1 or len(traj) % n:
         raise ValueError(f"n must be a positive integer dividing the {len(traj)} games, got {n}")

@@ -7,6 +7,8 @@ import numpy as np
 import matplotlib
 import matplotlib.pyplot as plt
 
+from ._check_args import as_array, instance, integer, nonempty, real
+
 __all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves",
            "running_average", "Table", "table", "advantage_table"]
 
@@ -39,10 +41,18 @@ def figure(ncols=1, nrows=1, width=None, height=None, layout="constrained", **kw
     For slider frames pass ``layout=None`` and set margins with ``fig.subplots_adjust``: the
     constrained layout doubles the time to render a frame.
     """
+    integer(ncols, "ncols", lo=1), integer(nrows, "nrows", lo=1)
+    for v, name in ((width, "width"), (height, "height")):
+        if v is not None:
+            real(v, name, lo=0, lo_open=True)
     w = width if width is not None else (6.0 if ncols == 1 else 4.2 * ncols)
     h = height if height is not None else 3.3 * nrows
     fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), layout=layout, **kw)
     return fig, axes
+
+
+def _axes(ax):
+    return instance(ax, matplotlib.axes.Axes, "ax")
 
 
 def _band(values):
@@ -61,6 +71,9 @@ def curves(ax, x, series, xlabel="step", ylabel=None, title=None, ylim=None, sty
     With several seeds the line is the mean and the shaded band is mean ± one std over seeds.
     ``styles`` optionally maps a label to extra ``ax.plot`` keyword arguments.
     """
+    _axes(ax), instance(series, dict, "series")
+    if ylim is not None and np.shape(ylim) != (2,):
+        raise ValueError(f"ylim must be a pair (bottom, top), got {ylim!r}")
     x = np.asarray(x)
     for i, (label, values) in enumerate(series.items()):
         mean, lo, hi = _band(values)
@@ -93,7 +106,10 @@ def entropy_curves(ax, x, series, xlabel="step", title="Policy entropy"):
 
 def running_average(ax, samples, label, truth=None, color=None):
     """Running average of a sequence of per-sample estimates, with the true value dashed."""
-    s = np.asarray(samples, dtype=float)
+    _axes(ax)
+    s = nonempty(as_array(samples, "samples", ndim=1), "samples")
+    if truth is not None:
+        real(truth, "truth")
     n = np.arange(1, len(s) + 1)
     ax.plot(n, np.cumsum(s) / n, marker="o", ms=3, label=label, color=color)
     if truth is not None:
@@ -104,8 +120,13 @@ def running_average(ax, samples, label, truth=None, color=None):
 
 def prob_bars(ax, probs, labels, series_labels=None, ylabel="probability", title=None):
     """Grouped bars: ``probs`` is (contexts,) or (series, contexts); one group per label."""
-    p = np.atleast_2d(np.asarray(probs, dtype=float))
+    _axes(ax)
+    p = np.atleast_2d(as_array(probs, "probs"))
+    if p.ndim != 2:
+        raise ValueError(f"probs must have shape (contexts,) or (series, contexts), got {p.shape}")
     n_series, n_ctx = p.shape
+    if series_labels is not None and len(series_labels) != n_series:
+        raise ValueError(f"series_labels must have {n_series} entries, got {len(series_labels)}")
     if len(labels) != n_ctx:
         raise ValueError(f"labels must have {n_ctx} entries, got {len(labels)}")
     width = 0.8 / n_series
@@ -143,6 +164,11 @@ class Table:
         return self.df.to_string(float_format=lambda x: f"{x:.{self.precision}f}", na_rep="—")
 
 
+def _check_df(df, precision):
+    import pandas as pd
+    instance(df, pd.DataFrame, "df"), integer(precision, "precision", lo=0)
+
+
 def _styled(df, precision, caption, uuid):
     sty = df.style.format(precision=precision, na_rep="—").set_uuid(uuid)   # a missing value reads "—"
     if caption:
@@ -156,11 +182,16 @@ def _styled(df, precision, caption, uuid):
 
 def table(df, precision=3, caption=None, uuid="t"):
     """The book's table style for a DataFrame: fixed precision, no random HTML ids."""
+    _check_df(df, precision)
     return Table(df, _styled(df, precision, caption, uuid), precision)
 
 
 def advantage_table(df, columns, precision=2, caption=None, uuid="adv"):
     """A table with ``columns`` coloured blue (positive) / red (negative), centred at 0."""
+    _check_df(df, precision)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"columns must be columns of df, got {missing}")
     vmax = float(np.nanmax(np.abs(df[columns].to_numpy(dtype=float)))) or 1.0
     sty = _styled(df, precision, caption, uuid).background_gradient(
         cmap="RdBu", vmin=-vmax, vmax=vmax, subset=columns)

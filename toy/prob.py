@@ -1,14 +1,14 @@
 r"""Small probability helpers shared by every model in `toy`: sigmoid, softmax, sampling."""
 import numpy as np
 
-from ._check_args import as_array, positive
+from ._check_args import as_array, has_methods, positive, probabilities
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "sample_categorical"]
 
 
 def sigmoid(x):
     r""":math:`\sigma(x) = 1 / (1 + e^{-x})`, numerically stable."""
-    x = np.asarray(x, dtype=float)
+    x = as_array(x, "x")
     out = np.exp(-np.logaddexp(0.0, -x))
     return float(out) if out.ndim == 0 else out
 
@@ -27,7 +27,12 @@ def softmax(logits, temperature=1.0):
 
 def sample_categorical(probs, rng):
     """One sample per row of ``probs`` (..., K) by inverse CDF; returns integer indices (...)."""
-    p = np.asarray(probs, dtype=float)
+    p = probabilities(probs, "probs")
+    return _sample_categorical(p, has_methods(rng, "rng", "random"))
+
+
+def _sample_categorical(p, rng):
+    """:func:`sample_categorical` without the input checks (for tables already checked)."""
     cdf = np.cumsum(p, axis=-1)
     u = rng.random(p.shape[:-1] + (1,)) * cdf[..., -1:]
     return np.minimum((u > cdf).sum(axis=-1), p.shape[-1] - 1)

@@ -6,7 +6,7 @@ sequences × tokens.
 """
 import numpy as np
 
-from ._check_args import as_array, group_rewards, nonneg, positive, same_shape
+from ._check_args import as_array, group_rewards, nonempty, nonneg, one_of, positive, real, same_shape
 
 __all__ = [
     "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
@@ -32,11 +32,13 @@ def grpo_advantages(rewards, eps=1e-4, ddof=0):
     advantages 0.
     """
     eps = nonneg(eps, "eps")
-    if ddof not in (0, 1):
+    if isinstance(ddof, bool) or ddof not in (0, 1):  # argcheck
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
     r = group_rewards(rewards)                              # (B, G)
     mean = r.mean(axis=1, keepdims=True)                    # (B, 1)
     std = r.std(axis=1, keepdims=True, ddof=ddof)           # (B, 1), population (0) or sample (1) std
+    if eps == 0 and np.any(std == 0):  # argcheck
+        raise ValueError("eps must be > 0 when a group's rewards are all equal (its std is 0)")
     return _squeeze_like((r - mean) / (std + eps), rewards)
 
 
@@ -59,7 +61,7 @@ def rloo_advantages(rewards):
 
 def degenerate_fraction(rewards):
     """Fraction of groups whose rewards are all equal (all advantages 0)."""
-    r = group_rewards(rewards)
+    r = nonempty(group_rewards(rewards), "rewards")
     return float(np.mean(np.all(r == r[:, :1], axis=1)))
 
 
@@ -82,6 +84,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=None):
     ``ratio`` ρ = π_θ/π_old and ``adv`` A broadcast against each other. ``eps_high`` defaults
     to ``eps_low`` (symmetric PPO); DAPO's clip-higher sets it larger (0.28).
     """
+    real(eps_low, "eps_low", 0, 1, hi_open=True)  # argcheck
     eps_low = nonneg(eps_low, "eps_low")
     eps_high = eps_low if eps_high is None else nonneg(eps_high, "eps_high")
     ratio = as_array(ratio, "ratio")
@@ -108,15 +111,20 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
     - ``"dr_grpo"``: :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{N \cdot L_{max}}` (a constant normaliser)
 
     ``mask`` is 1 on tokens the policy generated (the loss's :math:`m_t`), 0 elsewhere.
-    ``max_len`` defaults to T (the padded width) for ``"dr_grpo"``.
+    ``max_len`` defaults to T (the padded width) for ``"dr_grpo"``; no sequence may have more
+    generated tokens than ``max_len``.
     """
-    x = as_array(per_token, "per_token", ndim=2)            # (N, T)
+    x = nonempty(as_array(per_token, "per_token", ndim=2), "per_token")   # (N, T)
     m = as_array(mask, "mask", ndim=2)                      # (N, T)
     same_shape(x, m, "per_token", "mask")
     if not np.all((m == 0) | (m == 1)):
         raise ValueError("mask must contain only 0 and 1")
-    if loss_type not in LOSS_TYPES:
-        raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+    one_of(loss_type, "loss_type", LOSS_TYPES)
+    if max_len is not None:
+        max_len = positive(max_len, "max_len")
+        if loss_type == "dr_grpo" and m.sum(axis=1).max() > max_len:
+            raise ValueError(f"max_len must be >= every sequence's number of generated tokens, "
+                             f"got max_len={max_len} and a sequence of {int(m.sum(axis=1).max())}")
     N, T = x.shape
     if loss_type == "grpo":
         lengths = m.sum(axis=1)
@@ -127,7 +135,7 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
         if m.sum() == 0:
             raise ValueError("mask has no generated tokens")
         return float((x * m).sum() / m.sum())
-    L = T if max_len is None else positive(max_len, "max_len")
+    L = T if max_len is None else max_len
     return float((x * m).sum() / (N * L))
 
 
@@ -214,9 +222,12 @@ def kimi_length_reward(lengths, correct):
     several groups at once (each group is the last axis).
     """
     n = as_array(lengths, "lengths", min_ndim=1)
+    nonempty(n, "lengths")  # argcheck
     c = np.asarray(correct)
     if c.shape != n.shape:
         raise ValueError(f"correct must have the same shape as lengths, got {c.shape} and {n.shape}")
+    if not (c.dtype == bool or (np.issubdtype(c.dtype, np.number) and np.all((c == 0) | (c == 1)))):  # argcheck
+        raise ValueError(f"correct must hold booleans or 0/1, got {correct!r}")
     c = c.astype(bool)
     lo, hi = n.min(axis=-1, keepdims=True), n.max(axis=-1, keepdims=True)
     span = np.where(hi > lo, hi - lo, 1.0)

@@ -5,6 +5,10 @@ import textwrap
 
 __all__ = ["show"]
 
+#: a source line ending with this comment starts an input check (the line and the lines indented
+#: below it): it guards the API, not the lesson, so ``show`` leaves it out
+CHECK_MARK = "# argcheck"
+
 
 class _Source:
     def __init__(self, src):
@@ -18,5 +22,17 @@ class _Source:
 
 
 def show(obj):
-    """Source of a function/class as a highlighted code block (plain text in a terminal)."""
-    return _Source(textwrap.dedent(inspect.getsource(obj)))
+    """Source of a function/class as a highlighted code block (plain text in a terminal),
+    without the input-check lines marked ``# argcheck``."""
+    if not (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isclass(obj)
+            or inspect.ismodule(obj)):
+        raise ValueError(f"obj must be a function, method, class or module, got {type(obj).__name__}")
+    out, skip_below = [], None                  # skip_below: indent of the check being skipped
+    for line in textwrap.dedent(inspect.getsource(obj)).splitlines(keepends=True):
+        indent = len(line) - len(line.lstrip())
+        if skip_below is not None and (indent > skip_below or not line.strip()):
+            continue
+        skip_below = indent if line.rstrip().endswith(CHECK_MARK) else None
+        if skip_below is None:
+            out.append(line)
+    return _Source("".join(out).rstrip("\n") + "\n")

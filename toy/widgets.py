@@ -44,6 +44,8 @@ def _fewer_ticks(fig, nbins=4):
 def render_frame(fig):
     """SVG bytes of a figure (then closed): text as text, no date, ids salted by the book's
     style (``svg.hashsalt``), so the same figure always gives the same bytes."""
+    if not isinstance(fig, matplotlib.figure.Figure):
+        raise ValueError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     _fewer_ticks(fig)
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):

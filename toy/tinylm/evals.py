@@ -5,10 +5,19 @@ import numpy as np
 from ..metrics import pass_at_k
 from ..prob import sample_categorical
 from .._blas import single_thread_blas
-from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, make_prompts, n_digits, prompts_of, true_answers,
-                   verify_tokens)
+from .._check_args import flag, has_methods, int_array, integer, real, seed as check_seed
+from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, _digits, make_prompts, n_digits, prompts_of,
+                   true_answers, verify_tokens)
 
 __all__ = ["evaluate", "pass_at_k_curve", "thinking_budget"]
+
+
+def _check(model, temperature, seed, greedy=False, **counts):
+    has_methods(model, "model", "generate"), check_seed(seed), flag(greedy, "greedy")
+    if not greedy:
+        real(temperature, "temperature", lo=0, lo_open=True)
+    for name, n in counts.items():
+        integer(n, name, lo=1)
 
 
 @single_thread_blas
@@ -17,9 +26,12 @@ def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digit
     problems of ``min_digits``..10 digits (or the given ``digits`` (n, 10)). Returns a dict: ``accuracy``, ``think_share``,
     ``acc_think`` / ``acc_direct`` (accuracy within each format; NaN if none), ``chain_acc``
     (think-first answers whose bracket is all right), ``malformed``, ``mean_length``."""
+    _check(model, temperature, seed, greedy, **({"n_prompts": n_prompts} if digits is None else {}))
     rng = np.random.default_rng(seed)
     if digits is None:
         digits, _ = make_prompts(n_prompts, rng, min_digits)
+    else:
+        digits = _digits(digits)
     ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, greedy=greedy)
     v = verify_tokens(ans, digits)
     think, direct = v["think"] > 0, v["direct"] > 0
@@ -40,6 +52,10 @@ def pass_at_k_curve(model, ks=(1, 2, 4, 8, 16), n_prompts=200, n_samples=16, tem
                     seed=0, min_digits=N_DIGITS):
     """pass@k (``toy.metrics.pass_at_k``, unbiased) averaged over ``n_prompts`` problems from
     ``n_samples`` samples each. Returns ``{k: pass@k}``."""
+    _check(model, temperature, seed, n_prompts=n_prompts, n_samples=n_samples)
+    ks = int_array(ks, "ks", lo=1, ndim=1)
+    if len(ks) == 0:
+        raise ValueError("ks must hold at least one k")
     if max(ks) > n_samples:
         raise ValueError(f"ks must be <= n_samples = {n_samples}, got {max(ks)}")
     rng = np.random.default_rng(seed)
@@ -64,6 +80,9 @@ def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperat
     chain. The same problems and chains are used for every b. A problem of k < b digits keeps
     its whole chain of k digits (the budget is not binding). Returns ``{b: accuracy}``.
     """
+    _check(model, temperature, seed, greedy, n_prompts=n_prompts)
+    has_methods(model, "model", "forward")
+    budgets = int_array(list(budgets), "budgets", 0, N_DIGITS, ndim=1)
     rng = np.random.default_rng(seed)
     digits, _ = make_prompts(n_prompts, rng, min_digits)
     truth, k = true_answers(digits), n_digits(digits)
@@ -73,8 +92,6 @@ def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperat
     chain = np.pad(chain, ((0, 0), (0, N_DIGITS - chain.shape[1])), constant_values=STOI["$"])
     out = {}
     for b in budgets:
-        if not 0 <= b <= N_DIGITS:
-            raise ValueError(f"budgets must be in 0..{N_DIGITS}, got {b}")
         logits = np.empty((n_prompts, 10))
         kept = np.minimum(k, b)                                             # chain digits written
         for m in np.unique(kept):                                           # one forward per length

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
 __all__ = ["ModelConfig", "TinyLM", "Adam", "log_softmax", "token_logprobs",
@@ -48,6 +49,13 @@ class ModelConfig:
     n_embd: int = 64                                 # residual width C
     mlp_hidden: int = 128                            # MLP width (2C keeps the model at ~70k)
     init_std: float = 0.1                            # std of the normal init (0.02 learns far slower here)
+
+    def __post_init__(self):
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mlp_hidden"):
+            integer(getattr(self, name), name, lo=1)
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd must be divisible by n_head, got {self.n_embd} and {self.n_head}")
+        real(self.init_std, "init_std", lo=0, lo_open=True)
 
 
 # ----------------------------------------------------------------------------- layers
@@ -322,6 +330,9 @@ class Block(Module):
 # ----------------------------------------------------------------------------- log-probs
 def log_softmax(logits):
     """log softmax along the last axis (keeps the dtype)."""
+    logits = finite(logits, "logits")
+    if logits.ndim < 1 or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have a non-empty last axis, got shape {logits.shape}")
     z = logits - logits.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
@@ -329,6 +340,10 @@ def log_softmax(logits):
 def token_logprobs(logits, targets):
     """log π(target) for each position: logits (B, T, V), targets (B, T) → (B, T), plus the
     probabilities (B, T, V) that ``token_logprobs_backward`` needs."""
+    logits = finite(logits, "logits", ndim=3)
+    targets = int_array(targets, "targets", 0, logits.shape[-1] - 1, ndim=2)
+    if targets.shape != logits.shape[:2]:
+        raise ValueError(f"targets must have shape {logits.shape[:2]}, got {targets.shape}")
     logp = log_softmax(logits)                                               # (B, T, V)
     lp = np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]       # (B, T)
     return lp, np.exp(logp)
@@ -336,6 +351,11 @@ def token_logprobs(logits, targets):
 
 def token_logprobs_backward(probs, targets, dlp):
     """dL/dlogits from dL/d(log π(target)): d log π_y / dz = onehot(y) − π."""
+    probs = finite(probs, "probs", ndim=3)
+    targets = int_array(targets, "targets", 0, probs.shape[-1] - 1, ndim=2)
+    dlp = finite(dlp, "dlp", ndim=2)
+    if targets.shape != probs.shape[:2] or dlp.shape != probs.shape[:2]:
+        raise ValueError(f"targets and dlp must have shape {probs.shape[:2]}, got {targets.shape} and {dlp.shape}")
     dlogits = -probs * dlp[..., None]                                        # (B, T, V)
     np.put_along_axis(dlogits, targets[..., None],
                       np.take_along_axis(dlogits, targets[..., None], axis=-1) + dlp[..., None],
@@ -380,7 +400,8 @@ class TinyLM(Module):
 
     def __init__(self, config=None, seed=0, dtype=np.float32):
         super().__init__()
-        self.config = cfg = config or ModelConfig()
+        self.config = cfg = instance(config or ModelConfig(), ModelConfig, "config")
+        integer(seed, "seed", lo=0)
         if cfg.n_embd % cfg.n_head:
             raise ValueError(f"config.n_embd must be divisible by n_head, got {cfg.n_embd} and {cfg.n_head}")
         rng = np.random.default_rng(seed)
@@ -411,6 +432,7 @@ class TinyLM(Module):
 
     def load_state_dict(self, state):
         """Copy parameters in from ``state`` (a value head is added if ``state`` has one)."""
+        instance(state, dict, "state")
         if any(k.startswith("value.") for k in state):
             self.add_value_head()
         names = {name: (mod, k) for name, mod, k in self.named_params()}
@@ -420,6 +442,7 @@ class TinyLM(Module):
         for name, (mod, k) in names.items():
             if np.shape(state[name]) != mod.params[k].shape:
                 raise ValueError(f"state[{name!r}] has shape {np.shape(state[name])}, expected {mod.params[k].shape}")
+            finite(state[name], f"state[{name!r}]")
             mod.params[k] = np.array(state[name], dtype=self.dtype)
         return self
 
@@ -437,6 +460,8 @@ class TinyLM(Module):
 
     def astype(self, dtype):
         """Convert every parameter to ``dtype`` (float32 to train fast, float64 to grad-check)."""
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}")
         self.dtype = np.dtype(dtype)
         for _, mod, k in self.named_params():
             mod.params[k] = mod.params[k].astype(self.dtype)
@@ -458,8 +483,11 @@ class TinyLM(Module):
         computed once per group (see ``CausalSelfAttention``). ``group_size`` may also be an
         array of group sizes (consecutive groups of rows). The result is the same as without
         sharing, up to float rounding, for about (P/G + T − P)/T of the work."""
-        idx = np.asarray(idx)
+        idx = int_array(idx, "idx", 0, self.config.vocab_size - 1, ndim=2)
+        pos, value = integer(pos, "pos", lo=0), flag(value, "value")
         B, T = idx.shape
+        if T < 1:
+            raise ValueError(f"idx must have at least one position, got shape {idx.shape}")
         if pos + T > self.config.block_size:
             raise ValueError(f"idx is too long: positions up to {pos + T} > block_size {self.config.block_size}")
         share = self.share = self._share(idx, shared_prefix, group_size, kv)   # None or a Share
@@ -500,6 +528,11 @@ class TinyLM(Module):
     def backward(self, dlogits, dvalues=None):
         """Backpropagate dL/dlogits (B, T, V) (and dL/dvalues (B, T)) through the last
         training ``forward``; gradients land in ``named_grads()``."""
+        if not hasattr(self, "share"):
+            raise ValueError("backward needs a training forward first (model.forward(idx))")
+        dlogits = finite(dlogits, "dlogits", ndim=3)
+        if dvalues is not None:
+            dvalues = finite(dvalues, "dvalues", ndim=2)
         c, share = self.children, self.share
         dh = c["lm_head"].backward(_flat(dlogits.astype(self.dtype, copy=False), share, grad=True))
         if dvalues is not None:
@@ -521,13 +554,16 @@ class TinyLM(Module):
         """Per-token log-probabilities of given sequences (B, T) at temperature 1:
         out[:, t] = log π(seqs[:, t+1] | seqs[:, :t+1]), shape (B, T−1). (``shared_prefix``,
         ``group_size``: see ``forward``.)"""
-        seqs = np.asarray(seqs)
+        seqs = int_array(seqs, "seqs", 0, self.config.vocab_size - 1, ndim=2)
+        if seqs.shape[1] < 2:
+            raise ValueError(f"seqs must have at least 2 tokens per row, got shape {seqs.shape}")
         logits = self.forward(seqs[:, :-1], shared_prefix=shared_prefix, group_size=group_size)
         lp, _ = token_logprobs(logits, seqs[:, 1:])
         return lp
 
     def new_kv_cache(self, B):
         """Empty key/value buffers, one dict per block: k, v of shape (B, nh, block_size, hs)."""
+        B = integer(B, "B", lo=1)
         cfg = self.config
         shape = (B, cfg.n_head, cfg.block_size, cfg.n_embd // cfg.n_head)
         return [{"k": np.zeros(shape, self.dtype), "v": np.zeros(shape, self.dtype)}
@@ -548,16 +584,18 @@ class TinyLM(Module):
         draws one uniform per row, ended or not, so the samples do not depend on this saving.
         ``use_cache=False`` recomputes the whole prefix at every step (slow; for the tests).
         """
-        prefix = np.asarray(prefix)
+        prefix = int_array(prefix, "prefix", 0, self.config.vocab_size - 1)
         if prefix.ndim != 2 or prefix.shape[1] < 1:
             raise ValueError(f"prefix must have shape (B, T0) with T0 >= 1, got {prefix.shape}")
-        if not greedy and (not np.isfinite(temperature) or temperature <= 0):
-            raise ValueError(f"temperature must be > 0, got {temperature}")
-        if not greedy and rng is None:
-            raise ValueError("rng is required when sampling (greedy=False)")
-        if int(n_repeat) != n_repeat or n_repeat < 1:
-            raise ValueError(f"n_repeat must be an integer >= 1, got {n_repeat}")
-        n_repeat = int(n_repeat)
+        greedy, use_cache = flag(greedy, "greedy"), flag(use_cache, "use_cache")
+        return_logits = flag(return_logits, "return_logits")
+        if not greedy:
+            real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
+            if rng is None:
+                raise ValueError("rng is required when sampling (greedy=False)")
+            generator(rng)
+        n_repeat = integer(n_repeat, "n_repeat", lo=1)
+        max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1)
         B, T0 = len(prefix) * n_repeat, prefix.shape[1]
         n = min(int(max_new_tokens), self.config.block_size - T0)
         if n < 1:
@@ -623,12 +661,21 @@ class Adam:
     ``step(model)`` reads ``model.named_grads()`` and updates the parameters in place."""
 
     def __init__(self, lr, betas=(0.9, 0.999), eps=1e-8, grad_clip=1.0):
-        if not lr > 0:
-            raise ValueError(f"lr must be > 0, got {lr}")
+        real(lr, "lr", lo=0, lo_open=True)
+        if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        for b in betas:
+            real(b, "betas", 0, 1, hi_open=True)
+        real(eps, "eps", lo=0, lo_open=True)
+        if grad_clip is not None:
+            real(grad_clip, "grad_clip", lo=0)
         self.lr, self.betas, self.eps, self.grad_clip = lr, betas, eps, grad_clip
         self.m, self.v, self.t = {}, {}, 0
 
     def step(self, model, lr=None):
+        has_methods(model, "model", "named_params", "named_grads")
+        if lr is not None:
+            real(lr, "lr", lo=0, lo_open=True)
         lr = self.lr if lr is None else lr
         b1, b2 = self.betas
         self.t += 1

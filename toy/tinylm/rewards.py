@@ -17,6 +17,7 @@ malformed one. Text after the first ``$`` is padding and is ignored, as in ``tas
 """
 import numpy as np
 
+from .._check_args import real
 from .task import parse_answer, verify_batch
 
 __all__ = ["format_reward", "consistency_reward", "shaped_reward"]
@@ -48,6 +49,7 @@ def shaped_reward(answers, digits, w_format=0.0, w_consistency=0.0):
     ``w_format`` · ``format_reward`` + ``w_consistency`` · ``consistency_reward``.
     ``digits`` is (n, 10), one problem per answer."""
     answers = _answers(answers)
+    real(w_format, "w_format"), real(w_consistency, "w_consistency")
     if w_format < 0 or w_consistency < 0:
         raise ValueError(f"w_format and w_consistency must be >= 0, got {w_format} and {w_consistency}")
     acc = verify_batch(answers, digits)["reward"]

@@ -28,6 +28,8 @@ the right continuation, which is why greedy decoding of the imitating model writ
 """
 import numpy as np
 
+from .._check_args import generator, int_array, integer, real
+
 __all__ = [
     "VOCAB", "STOI", "EOS", "PAD", "N_DIGITS", "PROMPT_LEN", "MAX_ANSWER_LEN", "TEACHER_ERROR_RATE",
     "TEACHER_CHAIN_ACC", "encode", "decode", "decode_rows", "make_prompts", "prompts_of", "n_digits",
@@ -62,7 +64,7 @@ _BYTES = np.frombuffer(VOCAB.encode("ascii"), dtype=np.uint8)
 
 def decode(ids):
     """Token ids (1-D) → string."""
-    ids = np.asarray(ids)
+    ids = int_array(ids, "ids")
     if ids.ndim != 1 or np.any((ids < 0) | (ids >= len(VOCAB))):
         raise ValueError(f"ids must be a 1-D array of ids in [0, {len(VOCAB)}), got {ids!r}")
     return _BYTES[ids].tobytes().decode("ascii")
@@ -70,7 +72,7 @@ def decode(ids):
 
 def decode_rows(ids):
     """Token ids (n, L) → n strings, in one vectorised step (``decode`` row by row is ~40× slower)."""
-    ids = np.asarray(ids)
+    ids = int_array(ids, "ids")
     if ids.ndim != 2 or np.any((ids < 0) | (ids >= len(VOCAB))):
         raise ValueError(f"ids must be a 2-D array of ids in [0, {len(VOCAB)}), got shape {ids.shape}")
     return _BYTES[ids].view(f"S{ids.shape[1]}")[:, 0].astype(str).tolist()   # (n, L) bytes → n str
@@ -82,10 +84,9 @@ def make_prompts(n, rng, min_digits=N_DIGITS):
 
     With ``min_digits`` < 10 each problem has k digits, k uniform in ``min_digits``..10, and
     ``PAD`` in its last 10 − k positions (``$`` in the prompt)."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n}")
-    if isinstance(min_digits, bool) or int(min_digits) != min_digits or not 1 <= min_digits <= N_DIGITS:
-        raise ValueError(f"min_digits must be an integer in 1..{N_DIGITS}, got {min_digits!r}")
+    n = integer(n, "n", lo=1)
+    integer(min_digits, "min_digits", 1, N_DIGITS)
+    generator(rng)
     digits = rng.integers(0, 10, size=(int(n), N_DIGITS))               # (n, 10)
     if min_digits < N_DIGITS:
         k = rng.integers(int(min_digits), N_DIGITS + 1, size=int(n))     # digits of each problem
@@ -101,7 +102,7 @@ def prompts_of(digits):
 
 
 def _digits(digits):
-    d = np.asarray(digits)
+    d = int_array(digits, "digits")
     if d.ndim == 1:
         d = d[None]
     if d.ndim != 2 or d.shape[1] != N_DIGITS or np.any((d < PAD) | (d > 9)):
@@ -137,12 +138,16 @@ def running_sums(digits):
 def think_answer(chain):
     """The think-first answer string for a chain (one digit per digit of the problem):
     ``[chain]#last$``."""
+    chain = int_array(chain, "chain", 0, 9, ndim=1)
+    if not 1 <= len(chain) <= N_DIGITS:
+        raise ValueError(f"chain must hold 1..{N_DIGITS} digits, got {len(chain)}")
     c = "".join(str(int(x)) for x in chain)
     return f"[{c}]#{c[-1]}$"
 
 
 def direct_answer(answer):
     """The direct answer string ``#d$``."""
+    integer(answer, "answer", 0, 9)
     return f"#{int(answer)}$"
 
 
@@ -154,10 +159,8 @@ def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
     what it wrote); the final answer is the chain's last digit. Direct answers are always right.
     """
     d = _digits(digits)
-    if not 0 <= think_prob <= 1:
-        raise ValueError(f"think_prob must be in [0, 1], got {think_prob}")
-    if not 0 <= error_rate <= 1:
-        raise ValueError(f"error_rate must be in [0, 1], got {error_rate}")
+    real(think_prob, "think_prob", 0, 1), real(error_rate, "error_rate", 0, 1)
+    generator(rng)
     n = len(d)
     think = rng.random(n) < think_prob                                  # (n,)
     slip = rng.random((n, N_DIGITS)) < error_rate                       # (n, 10)
@@ -187,6 +190,7 @@ def parse_answer(answer, k=N_DIGITS):
     (think-first only) or None. Text after the first ``$`` is ignored (it is padding). Never
     raises on a string.
     """
+    integer(k, "k", 1, N_DIGITS)
     if not isinstance(answer, str):
         return "malformed", None, None
     end = answer.find("$")
@@ -204,6 +208,8 @@ def parse_answer(answer, k=N_DIGITS):
 def verify(answer, digits):
     """Reward of one answer string for one problem (10 digits): 1.0 iff it parses and its final
     digit is the units digit of the sum, else 0.0. Malformed answers get 0, never an exception."""
+    if len(_digits(digits)) != 1:
+        raise ValueError(f"digits must be one problem (10 digits), got shape {np.shape(digits)}")
     fmt, final, _ = parse_answer(answer, int(n_digits(digits)[0]))
     if fmt == "malformed":
         return 0.0
@@ -218,6 +224,8 @@ def verify_batch(answers, digits):
     (tokens up to and including the first ``$``, or the whole string if none).
     """
     d = _digits(digits)
+    if isinstance(answers, str) or not hasattr(answers, "__len__"):
+        raise ValueError(f"answers must be a list of answer strings, got {type(answers).__name__}")
     if len(answers) != len(d):
         raise ValueError(f"answers and digits must have the same length, got {len(answers)} and {len(d)}")
     truth, chains, ks = true_answers(d), running_sums(d), n_digits(d)
@@ -241,7 +249,7 @@ def verify_tokens(ans, digits):
     (n, L) (as returned by ``TinyLM.generate``) and problems (n, 10) → the same dict of arrays.
     ``tests/test_tinylm.py`` checks it against ``verify_batch`` on the strings."""
     d = _digits(digits)
-    ans = np.asarray(ans)
+    ans = int_array(ans, "ans", 0, len(VOCAB) - 1, ndim=2)
     n, L = ans.shape
     if len(d) != n:
         raise ValueError(f"ans and digits must have the same number of rows, got {n} and {len(d)}")

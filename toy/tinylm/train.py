@@ -22,9 +22,12 @@ import numpy as np
 
 from .. import rl
 from .._blas import single_thread_blas
+from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
+                           integer, one_of, real, seed as check_seed)
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
-from .task import (EOS, MAX_ANSWER_LEN, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
-                   decode_rows, encode, make_prompts, teacher_answers, verify_tokens)
+from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
+                   _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
+                   verify_tokens)
 
 __all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "rollout", "policy_loss",
            "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
@@ -42,6 +45,14 @@ class SFTConfig:
     teacher_error_rate: float = TEACHER_ERROR_RATE   # P(a teacher's thinking step is wrong)
     seed: int = 0                        # seeds the init and the data
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
+
+    def __post_init__(self):
+        instance(self.model, ModelConfig, "model")
+        integer(self.steps, "steps", lo=1), integer(self.batch_size, "batch_size", lo=1)
+        integer(self.warmup_steps, "warmup_steps", lo=0), check_seed(self.seed)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        real(self.think_prob, "think_prob", 0, 1), real(self.teacher_error_rate, "teacher_error_rate", 0, 1)
+        integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
 
 def _pad_answers(prompts, answers):
@@ -80,6 +91,10 @@ def sft_warmup(cfg=None, callback=None):
     ``callback(step, loss)`` is called every step. (Use ``toy.tinylm.warmup_model()`` to get
     the cached result instead of training.)
     """
+    if cfg is not None:  # argcheck
+        instance(cfg, SFTConfig, "cfg")
+    if callback is not None:  # argcheck
+        function(callback, "callback")
     cfg = cfg or SFTConfig()
     rng = np.random.default_rng(cfg.seed)
     model = TinyLM(cfg.model, seed=cfg.seed)
@@ -118,21 +133,18 @@ class RLConfig:
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
-        if self.algo not in ALGOS:
-            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        one_of(self.algo, "algo", ALGOS)
         for name in ("steps", "n_prompts", "updates_per_batch"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.group_size < 2:
-            raise ValueError(f"group_size must be >= 2, got {self.group_size}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if self.beta < 0 or self.clip_eps < 0:
-            raise ValueError(f"beta and clip_eps must be >= 0, got {self.beta} and {self.clip_eps}")
-        if self.loss_type and self.loss_type not in rl.LOSS_TYPES:
-            raise ValueError(f"loss_type must be '' or one of {rl.LOSS_TYPES}, got {self.loss_type!r}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+            integer(getattr(self, name), name, lo=1)
+        integer(self.group_size, "group_size", lo=2)
+        real(self.lr, "lr", lo=0, lo_open=True)
+        real(self.clip_eps, "clip_eps", 0, 1, hi_open=True)
+        for name in ("beta", "vf_coef", "grad_clip"):
+            real(getattr(self, name), name, lo=0)
+        if self.loss_type != "":
+            one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
+        real(self.temperature, "temperature", lo=0, lo_open=True)
+        integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
 
 ALGOS = ("grpo", "dr_grpo", "rft", "ppo")
@@ -155,8 +167,10 @@ class Rollout:
 
 def rollout(model, digits, G, rng, temperature=1.0):
     """Sample ``G`` answers to each problem in ``digits`` (n, 10) and verify them."""
-    digits = np.asarray(digits)
-    prompts = np.concatenate([digits, np.full((len(digits), 1), encode("=")[0])], axis=1)
+    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
+    real(temperature, "temperature", lo=0, lo_open=True)
+    digits = _digits(digits)
+    prompts = prompts_of(digits)                                                  # PAD shows as '$'
     ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
@@ -168,6 +182,10 @@ def rollout(model, digits, G, rng, temperature=1.0):
 def aggregate_weights(mask, loss_type, max_len=None):
     """Weights w (N, T) with ``aggregate_loss(x, mask, loss_type, max_len) == (w * x).sum()``:
     the gradient of the aggregated loss with respect to each per-token loss."""
+    one_of(loss_type, "loss_type", rl.LOSS_TYPES)
+    as_array(mask, "mask", ndim=2)
+    if max_len is not None:
+        real(max_len, "max_len", lo=0, lo_open=True)
     N, T = mask.shape
     if loss_type == "grpo":
         return mask / (N * mask.sum(axis=1, keepdims=True))
@@ -186,6 +204,12 @@ def policy_loss(logp, old_logp, adv, mask, loss_type, clip_eps=0.2, beta=0.0, re
     with ρ_t = exp(logp − old_logp); reduced by ``toy.rl.aggregate_loss``. ``adv`` is (N,)
     (one advantage per answer) or (N, T) (per token). Returns ``(loss, dlogp, info)``.
     """
+    real(clip_eps, "clip_eps", 0, 1, hi_open=True), real(beta, "beta", lo=0)  # argcheck
+    shapes = [as_array(x, k, ndim=2).shape for x, k in ((logp, "logp"), (old_logp, "old_logp"), (mask, "mask"))]  # argcheck
+    if len(set(shapes)) > 1 or as_array(adv, "adv").shape not in (shapes[0], shapes[0][:1]):  # argcheck
+        raise ValueError(f"logp, old_logp, mask must share a shape (N, T), adv (N,) or (N, T); got {shapes}, {np.shape(adv)}")
+    if beta > 0 and (ref_logp is None or as_array(ref_logp, "ref_logp").shape != shapes[0]):  # argcheck
+        raise ValueError(f"ref_logp must be given with shape {shapes[0]} when beta > 0")
     adv = np.broadcast_to(adv[:, None] if np.ndim(adv) == 1 else adv, logp.shape)
     ratio = np.exp(logp - old_logp)                                           # (N, T)
     per_token = -rl.clipped_surrogate(ratio, adv, clip_eps)                   # (N, T)
@@ -219,6 +243,9 @@ class DistinctRows:
     (0 for rows not needed); ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
 
     def __init__(self, seqs, needed):
+        seqs = int_array(seqs, "seqs", ndim=2)
+        if np.shape(needed) != seqs.shape[:1] or np.asarray(needed).dtype != bool:
+            raise ValueError(f"needed must be a boolean array of shape {seqs.shape[:1]}, got {np.shape(needed)}")
         rows = np.flatnonzero(needed)
         self.seqs, inv = np.unique(seqs[rows], axis=0, return_inverse=True)     # (U, T)
         self.index = np.full(len(seqs), -1)                                     # row → distinct row
@@ -245,17 +272,24 @@ class CurriculumSampler:
     (``train_rl`` calls ``update`` after every rollout). Unseen prompts start at ``init``."""
 
     def __init__(self, pool, init=0.5, decay=0.5, floor=0.02):
+        if np.ndim(pool) < 1 or len(pool) == 0:  # argcheck
+            raise ValueError(f"pool must be a non-empty array of prompts (P, ...), got shape {np.shape(pool)}")
+        real(init, "init", 0, 1), real(decay, "decay", 0, 1)  # argcheck
+        real(floor, "floor", 0, 1, lo_open=True)  # argcheck
         self.pool = np.asarray(pool)
         self.success = np.full(len(self.pool), float(init))
         self.decay, self.floor = decay, floor
         self.last = None
 
     def __call__(self, n, rng):
+        integer(n, "n", lo=1), generator(rng)  # argcheck
         p = np.maximum(1 - self.success, self.floor)
         self.last = rng.choice(len(self.pool), size=n, replace=len(self.pool) < n, p=p / p.sum())
         return self.pool[self.last]
 
     def update(self, rewards):                                                # (n, G)
+        if self.last is None or as_array(rewards, "rewards", ndim=2).shape[0] != len(self.last):  # argcheck
+            raise ValueError("rewards must be (n, G) for the n prompts of the last call (call the sampler first)")
         rate = np.asarray(rewards).mean(axis=1)
         self.success[self.last] = self.decay * self.success[self.last] + (1 - self.decay) * rate
 
@@ -272,6 +306,12 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
     ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far).
     """
+    instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")
+    if cfg is not None:
+        instance(cfg, RLConfig, "cfg")
+    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler")):
+        if f is not None:
+            function(f, name)
     cfg = cfg or RLConfig()
     rng = np.random.default_rng(seed)
     policy = model.copy()
