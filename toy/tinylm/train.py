@@ -26,7 +26,7 @@ from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_bac
 from .task import (EOS, MAX_ANSWER_LEN, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    decode_rows, encode, make_prompts, teacher_answers, verify_tokens)
 
-__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "rollout", "policy_loss",
+__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "exact_reward", "rollout", "policy_loss",
            "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
 
 
@@ -112,6 +112,8 @@ class RLConfig:
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
+    kl_coef: float = 0.0                 # PPO: β of the per-token reward −β·KL_t (AlpacaFarm); > 0 = LM-PPO
+    kl_clamp: bool = True                # LM-PPO: clamp KL_t at ≥ 0 in that reward
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
 
@@ -127,6 +129,9 @@ class RLConfig:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.beta < 0 or self.clip_eps < 0:
             raise ValueError(f"beta and clip_eps must be >= 0, got {self.beta} and {self.clip_eps}")
+        if self.kl_coef < 0 or (self.kl_coef > 0 and self.algo != "ppo"):
+            raise ValueError(f"kl_coef must be >= 0, and > 0 only with algo='ppo', got {self.kl_coef} "
+                             f"with algo={self.algo!r}")
         if self.loss_type and self.loss_type not in rl.LOSS_TYPES:
             raise ValueError(f"loss_type must be '' or one of {rl.LOSS_TYPES}, got {self.loss_type!r}")
         if not self.temperature > 0:
@@ -144,23 +149,39 @@ class Rollout:
     seqs: np.ndarray       # (N, T) prompt + answer tokens, padded with '$'
     mask: np.ndarray       # (N, T-1) 1 where the target seqs[:, t+1] is a generated answer token
     answers: list          # N answer strings
-    reward: np.ndarray     # (N,) 0/1
+    reward: np.ndarray     # (N,) the reward trained on: ``reward_fn``'s, by default the verifier's 0/1
+    correct: np.ndarray    # (N,) 0/1 the exact verifier (= reward unless a reward_fn is given)
     think: np.ndarray      # (N,) 1 if think-first format
     chain_ok: np.ndarray   # (N,) 1 if think-first and the whole bracket is right
     length: np.ndarray     # (N,) answer length in tokens (up to and including '$')
     G: int                 # samples per prompt
 
 
-def rollout(model, digits, G, rng, temperature=1.0):
-    """Sample ``G`` answers to each problem in ``digits`` (n, 10) and verify them."""
+def exact_reward(ans, digits):
+    """The default ``reward_fn``: the exact verifier, 1 iff the answer tokens (N, L) parse and
+    their final digit is the units digit of the sum of ``digits`` (N, 10), else 0."""
+    return verify_tokens(ans, digits)["reward"]
+
+
+def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
+    """Sample ``G`` answers to each problem in ``digits`` (n, 10), verify them and score them
+    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``)."""
     digits = np.asarray(digits)
     prompts = np.concatenate([digits, np.full((len(digits), 1), encode("=")[0])], axis=1)
     ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
     v = verify_tokens(ans, digits)
+    reward = v["reward"] if reward_fn is None else _checked_reward(reward_fn(ans, digits), len(ans))
     return Rollout(digits, np.concatenate([prompts, ans], axis=1), _answer_mask(ans), answers,
-                   v["reward"], v["think"], v["chain_ok"], v["length"], G)
+                   reward, v["reward"], v["think"], v["chain_ok"], v["length"], G)
+
+
+def _checked_reward(r, n):
+    r = np.asarray(r, dtype=float)
+    if r.shape != (n,) or not np.all(np.isfinite(r)):
+        raise ValueError(f"reward_fn must return {n} finite rewards (one per answer), got shape {r.shape}")
+    return r
 
 
 def aggregate_weights(mask, loss_type, max_len=None):
@@ -248,8 +269,12 @@ class CurriculumSampler:
 
 
 @single_thread_blas
-def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False):
+def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
+             reward_fn=None):
     """RL fine-tuning of a copy of ``model`` (the input is left untouched).
+
+    ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) is the reward trained on, one per
+    answer (default: ``exact_reward``, the verifier); ``accuracy`` is always the verifier's.
 
     ``prompt_sampler(n, rng)`` → digits (n, 10) replaces uniform random problems (it may have
     an ``update(rewards (n, G))`` method, see ``CurriculumSampler``); ``callback(step, rec)``
@@ -257,14 +282,23 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     quantity to a list over steps: ``accuracy``, ``think_share``, ``mean_length``,
     ``chain_acc`` (share of think-first answers whose bracket is all right; NaN if none),
     ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
-    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far).
+    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far);
+    ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with ``kl_coef`` > 0 (LM-PPO)
+    ``score`` (mean reward), ``kl_reward`` (mean over answers of Σ_t −β·KL_t) and
+    ``total_reward`` (their sum).
+
+    PPO's advantages are GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t),
+    normalised over the batch. With ``kl_coef`` = 0 the return is the final reward; with
+    ``kl_coef`` > 0 (LM-PPO) the per-token reward is −β·max(KL_t, 0), KL_t = log π_old(a_t) −
+    log π_ref(a_t) to the starting model, plus the reward on the last token
+    (``toy.rl.kl_shaped_rewards``).
     """
     cfg = cfg or RLConfig()
     rng = np.random.default_rng(seed)
     policy = model.copy()
     if cfg.algo == "ppo":
         policy.add_value_head()
-    ref = model.copy() if cfg.beta > 0 else None
+    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None
     opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
     loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
@@ -275,11 +309,11 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
             digits, _ = make_prompts(cfg.n_prompts, rng)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
-        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature)
+        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature, reward_fn)
         R = ro.reward.reshape(cfg.n_prompts, cfg.group_size)                  # (B, G)
         if hasattr(prompt_sampler, "update"):
             prompt_sampler.update(R)
-        rec = _record(ro, R)
+        rec = _record(ro, R, reward_fn)
         # 2. advantages (per answer; PPO's are per token, set below)
         seqs, mask = ro.seqs, ro.mask
         if cfg.algo == "grpo":
@@ -313,9 +347,17 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                 logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
             if u == 0:
                 old_logp = logp.copy()                                        # π_old: the sampler
-                if cfg.algo == "ppo":                                         # GAE, γ = λ = 1:
+                if cfg.algo == "ppo" and cfg.kl_coef > 0:                     # LM-PPO: shaped reward
+                    tok_r = rl.kl_shaped_rewards(old_logp - ref_logp, ro.reward, mask, cfg.kl_coef,
+                                                 cfg.kl_clamp)                # (N, T)
+                    a, ret = rl.gae(tok_r, values, mask)                      # γ = λ = 1
+                    total = tok_r.sum(axis=1)                                 # (N,)
+                    rec.update(score=float(ro.reward.mean()), total_reward=float(total.mean()),
+                               kl_reward=float((total - ro.reward).mean()))
+                elif cfg.algo == "ppo":                                       # GAE, γ = λ = 1:
                     ret = np.broadcast_to(ro.reward[:, None], logp.shape)     # return = final reward
                     a = ret - values                                          # A_t = R − V(s_t)
+                if cfg.algo == "ppo":
                     mu = (a * mask).sum() / mask.sum()
                     sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
                     adv = (a - mu) / (sd + 1e-8)                              # normalised (as CleanRL)
@@ -351,10 +393,10 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     return policy, history
 
 
-def _record(ro, R):
+def _record(ro, R, reward_fn):
     n_think = ro.think.sum()
-    return {
-        "accuracy": float(ro.reward.mean()),
+    rec = {
+        "accuracy": float(ro.correct.mean()),
         "think_share": float(ro.think.mean()),
         "mean_length": float(ro.length.mean()),
         "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
@@ -362,3 +404,6 @@ def _record(ro, R):
         "all_right": float(np.mean(R.min(axis=1) == 1)),
         "all_wrong": float(np.mean(R.max(axis=1) == 0)),
     }
+    if reward_fn is not None:
+        rec["reward"] = float(ro.reward.mean())
+    return rec
