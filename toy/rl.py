@@ -217,7 +217,7 @@ def kl_shaped_rewards(kl, score, mask, beta, clamp=True):
     beta = nonneg(beta, "beta")
     if np.any(m.sum(axis=1) == 0):
         raise ValueError("mask has a row with no real token: its score has nowhere to go")
-    r = -beta * (np.maximum(k, 0.0) if clamp else k) * m     # (N, T)
+    r = (0.0 - beta * (np.maximum(k, 0.0) if clamp else k)) * m   # (N, T); 0.0 − keeps +0, not −0
     last = m.shape[1] - 1 - np.argmax(m[:, ::-1], axis=1)   # (N,) index of the last real token
     r[np.arange(len(m)), last] += s
     return r

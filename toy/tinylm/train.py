@@ -5,7 +5,8 @@ Every RL algorithm goes through the same three steps, and only step 2 differs:
 1. ``rollout``: sample G answers for each of B prompts (one code path for all algorithms)
    and score them with the verifier;
 2. advantages: ``toy.rl.grpo_advantages`` (GRPO), ``toy.rl.dr_grpo_advantages`` (Dr. GRPO),
-   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO);
+   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO;
+   with ``kl_coef`` > 0, GAE on a KL-shaped per-token reward, ``toy.rl.gae``);
 3. ``policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
    (``toy.rl.clipped_surrogate``, ``toy.rl.kl_k3``), reduced with ``toy.rl.aggregate_loss``,
    and its gradient with respect to each token's log-probability, which the model
@@ -112,8 +113,10 @@ class RLConfig:
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
-    kl_coef: float = 0.0                 # PPO: β of the per-token reward −β·KL_t (AlpacaFarm); > 0 = LM-PPO
-    kl_clamp: bool = True                # LM-PPO: clamp KL_t at ≥ 0 in that reward
+    # LM-PPO (AlpacaFarm): kl_coef = β of the per-token reward −β·KL_t, > 0 switches it on;
+    # kl_clamp: clamp KL_t at ≥ 0. Left out of the repr, so that printed configs stay as they were.
+    kl_coef: float = field(default=0.0, repr=False)
+    kl_clamp: bool = field(default=True, repr=False)
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
 
