@@ -86,11 +86,15 @@ def code(source, meta=None):
 
 
 def test_source(call, label):
-    """``check.x(f)`` → ``result = check.x(f)`` + an assert on it (the cell must be that one call)."""
+    """``check.x(f)`` → ``result = check.x(f)`` + an assert on it; a cell of several checker calls
+    (one exercise checked by two checkers) asserts on each. The cell must hold only such calls."""
     tree = ast.parse(call)
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr) or not isinstance(tree.body[0].value, ast.Call):
-        raise ValueError(f"{label}: the checker cell must be a single call, got {call!r}")
-    return f"result = {call.strip()}\nassert result, result.message"
+    if not tree.body or not all(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) for st in tree.body):
+        raise ValueError(f"{label}: the checker cell must hold only checker calls, got {call!r}")
+    lines = [ast.get_source_segment(call, st) for st in tree.body]
+    if len(lines) == 1:
+        return f"result = {lines[0]}\nassert result, result.message"
+    return "\n".join(f"result_{i} = {line}\nassert result_{i}, result_{i}.message" for i, line in enumerate(lines, 1))
 
 
 def convert(section):

@@ -90,6 +90,16 @@ CHECKERS = [
      lambda L, A, t, m: np.asarray(A, float) / np.asarray(L, float), 2, 4),    # GRPO's rule: right for GRPO
     (check.kimi_length_reward, kimi,
      lambda L, c: 0.5 - (L - L.min()) / max(L.max() - L.min(), 1), 1, 4),     # no min(0, λ): right when the
+    (check.score_vectors, lambda p: np.eye(len(p)) - np.asarray(p),           # wrong answers are the longest
+     lambda p: np.eye(len(p)), 0, 4),                                        # forgot −π: never right
+    (check.baseline_scale, lambda G, m: (G - 1) / G if m == "mean" else 1.0,
+     lambda G, m: (G - 1) / G, 3, 5),                                        # shrinks RLOO too
+    (check.clip_objective_grad,
+     lambda r, a, e: (np.minimum(r * a, np.clip(r, 1 - e, 1 + e) * a), clipped_grad(r, a, e)),
+     lambda r, a, e: (np.minimum(r * a, np.clip(r, 1 - e, 1 + e) * a), np.full(np.shape(r), a)),
+     0, 3),                                                                  # never flat: every case clips
+    (check.pass_at_k_single, lambda p, k: 1 - (1 - np.asarray(p)) ** k,
+     lambda p, k: np.asarray(p) * k, 1, 4),                                  # linear: right only for k = 1
 ]                                                                           # wrong answers are the longest
 
 # checkers of values rather than functions: (checker, right values, wrong values, cases right, total)

@@ -352,3 +352,147 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- LM-PPO pieces (Part III §2)
+def _ragged_mask(rng, N=30, T=12):
+    """Rows with a prompt (mask 0), then 1..T-2 real tokens, then padding (mask 0)."""
+    m = np.zeros((N, T))
+    for i in range(N):
+        start = rng.integers(0, 3)
+        m[i, start:start + rng.integers(1, T - start)] = 1
+    return m
+
+
+def test_kl_shaped_rewards_matches_naive_loop():
+    rng = np.random.default_rng(1)
+    m = _ragged_mask(rng)
+    kl, score = rng.normal(0, 0.5, m.shape), rng.random(len(m))
+    for clamp in (True, False):
+        want = np.zeros(m.shape)
+        for i in range(len(m)):
+            real = [t for t in range(m.shape[1]) if m[i, t] == 1]
+            for t in real:
+                k = max(kl[i, t], 0.0) if clamp else kl[i, t]
+                want[i, t] = -0.3 * k + (score[i] if t == real[-1] else 0.0)
+        np.testing.assert_allclose(rl.kl_shaped_rewards(kl, score, m, 0.3, clamp=clamp), want, atol=1e-12)
+    # the clamp: a token the policy made less likely than the reference earns no KL reward
+    r = rl.kl_shaped_rewards([[-2.0, 0.5]], [1.0], [[1, 1]], beta=0.1)
+    np.testing.assert_allclose(r, [[0.0, 0.95]])
+    np.testing.assert_allclose(rl.kl_shaped_rewards([[-2.0, 0.5]], [1.0], [[1, 1]], 0.1, clamp=False), [[0.2, 0.95]])
+
+
+def naive_gae(r, v, m, gamma, lam):
+    N, T = r.shape
+    adv, ret = np.zeros((N, T)), np.zeros((N, T))
+    for i in range(N):
+        real = [t for t in range(T) if m[i, t] == 1]
+        for k, t in enumerate(real):                        # A_t = sum_l (γλ)^l δ_{t+l}
+            a = 0.0
+            for l, t2 in enumerate(real[k:]):
+                v_next = v[i, real[k + l + 1]] if k + l + 1 < len(real) else 0.0
+                a += (gamma * lam) ** l * (r[i, t2] + gamma * v_next - v[i, t2])
+            adv[i, t], ret[i, t] = a, a + v[i, t]
+    return adv, ret
+
+
+def test_gae_matches_naive_loop():
+    rng = np.random.default_rng(2)
+    m = _ragged_mask(rng)
+    r, v = rng.normal(size=m.shape), rng.normal(size=m.shape)
+    for gamma, lam in ((1.0, 1.0), (0.9, 0.95), (0.5, 0.0)):
+        adv, ret = rl.gae(r, v, m, gamma, lam)
+        want_adv, want_ret = naive_gae(r, v, m, gamma, lam)
+        np.testing.assert_allclose(adv, want_adv, atol=1e-12)
+        np.testing.assert_allclose(ret, want_ret, atol=1e-12)
+
+
+def test_gae_gamma_lambda_one_is_return_to_end_minus_value():
+    rng = np.random.default_rng(3)
+    m = _ragged_mask(rng)
+    r, v = rng.normal(size=m.shape) * m, rng.normal(size=m.shape)
+    adv, ret = rl.gae(r, v, m)
+    np.testing.assert_allclose(ret, rl.reward_to_go(r) * m, atol=1e-12)
+    np.testing.assert_allclose(adv, (rl.reward_to_go(r) - v) * m, atol=1e-12)
+    # a bandit: only the last token is rewarded, so every token's return is the score
+    score = rng.random(len(m))
+    adv, ret = rl.gae(rl.kl_shaped_rewards(np.zeros(m.shape), score, m, 0.1), v, m)
+    np.testing.assert_allclose(ret, score[:, None] * m, atol=1e-12)
+
+
+def test_softmax_pg_exact_against_finite_differences_and_enumeration():
+    z, R = np.array([0.3, -1.0, 0.5, 0.0, 1.2]), np.array([1.0, 0.0, 0.2, 0.0, 0.7])
+    h = 1e-6
+    fd = [(softmax(z + h * e) @ R - softmax(z - h * e) @ R) / (2 * h) for e in np.eye(5)]
+    np.testing.assert_allclose(rl.softmax_pg_exact(z, R), fd, atol=1e-8)
+    # E over one sample of R(z)·∇log π(z), enumerated: the unbiased REINFORCE estimate
+    p = softmax(z)
+    expect = sum(p[k] * rl.score_function_estimate(z, np.array([k]), np.array([R[k]])) for k in range(5))
+    np.testing.assert_allclose(expect, rl.softmax_pg_exact(z, R), atol=1e-12)
+
+
+def test_score_function_estimate_matches_naive_loop_and_lecture16_exercise1():
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=5)
+    p = softmax(z)
+    s, w = rng.integers(0, 5, size=(7, 8)), rng.normal(size=(7, 8))
+    want = [[sum(w[m, i] * ((k == s[m, i]) - p[k]) for i in range(8)) / 8 for k in range(5)] for m in range(7)]
+    np.testing.assert_allclose(rl.score_function_estimate(z, s, w), want, atol=1e-12)
+    # exercise 1 by enumeration (G = 3): the group mean including the sample scales the
+    # gradient by (G-1)/G; leave-one-out does not
+    R, G = np.array([1.0, 0.0, 0.2, 0.0, 0.7]), 3
+    draws = np.array(list(itertools.product(range(5), repeat=G)))          # (125, 3)
+    prob = np.prod(p[draws], axis=1)
+    exact = rl.softmax_pg_exact(z, R)
+    for adv, scale in ((rl.dr_grpo_advantages, (G - 1) / G), (rl.rloo_advantages, 1.0)):
+        est = rl.score_function_estimate(z, draws, adv(R[draws]))
+        np.testing.assert_allclose(prob @ est, scale * exact, atol=1e-12)
+    np.testing.assert_allclose(p @ (np.eye(5) - p), 0, atol=1e-15)       # E[∇ log π] = 0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: rl.gae(np.zeros((2, 3)), np.zeros((2, 4)), np.ones((2, 3))),
+    lambda: rl.gae(np.zeros((2, 3)), np.zeros((2, 3)), np.full((2, 3), 0.5)),
+    lambda: rl.gae(np.zeros((2, 3)), np.zeros((2, 3)), np.ones((2, 3)), gamma=1.5),
+    lambda: rl.gae(np.zeros(3), np.zeros(3), np.ones(3)),
+    lambda: rl.kl_shaped_rewards(np.zeros((2, 3)), np.zeros(3), np.ones((2, 3)), 0.1),
+    lambda: rl.kl_shaped_rewards(np.zeros((2, 3)), np.zeros(2), np.ones((2, 3)), -0.1),
+    lambda: rl.kl_shaped_rewards(np.zeros((2, 3)), np.zeros(2), [[1, 1, 1], [0, 0, 0]], 0.1),
+    lambda: rl.score_function_estimate(np.zeros(5), np.array([[0, 5]]), np.zeros((1, 2))),
+    lambda: rl.score_function_estimate(np.zeros(5), np.array([[0.5, 1]]), np.zeros((1, 2))),
+    lambda: rl.score_function_estimate(np.zeros(5), np.array([[0, 1]]), np.zeros((1, 3))),
+    lambda: rl.softmax_pg_exact(np.zeros(5), np.zeros(4)),
+])
+def test_lm_ppo_pieces_reject_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_score_function_estimate_with_one_policy_per_group():
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(6, 5))
+    s, w = rng.integers(0, 5, size=(6, 4)), rng.normal(size=(6, 4))
+    batched = rl.score_function_estimate(z, s, w)
+    for i in range(6):
+        np.testing.assert_allclose(batched[i], rl.score_function_estimate(z[i], s[i], w[i]), atol=1e-12)
+        np.testing.assert_allclose(rl.softmax_pg_exact(z, np.arange(5.0))[i], rl.softmax_pg_exact(z[i], np.arange(5.0)))
+
+
+def test_enumerate_groups_matches_brute_force():
+    p = np.array([0.5, 0.3, 0.2])
+    for G in (1, 2, 4):
+        samples, prob = rl.enumerate_groups(p, G)
+        want = {}
+        for draw in itertools.product(range(3), repeat=G):
+            key = tuple(sorted(draw))
+            want[key] = want.get(key, 0.0) + np.prod(p[list(draw)])
+        got = {tuple(row): q for row, q in zip(samples.tolist(), prob)}
+        assert got.keys() == want.keys()
+        for k in want:
+            assert got[k] == pytest.approx(want[k], abs=1e-14)
+    samples, prob = rl.enumerate_groups(np.array([0.1, 0.2, 0.3, 0.25, 0.15]), 8)
+    assert len(samples) == 495 and prob.sum() == pytest.approx(1.0)        # C(12, 4) multisets
+    with pytest.raises(ValueError):
+        rl.enumerate_groups([0.5, 0.6], 2)
+    with pytest.raises(ValueError):
+        rl.enumerate_groups([0.5, 0.5], 0)

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 from ._check_args import as_array, instance, integer, nonempty, real
 
 __all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves",
-           "running_average", "Table", "table", "advantage_table"]
+           "running_average", "Table", "table", "advantage_table", "clip_objective"]
 
 #: the palette: one colour per method, reused across the book
 COLORS = ["#1f5fa8", "#d1603d", "#3a9a5b", "#8a5cb8", "#c9a227", "#5f6b73", "#d64f8a", "#2aa9b8"]
@@ -196,3 +196,29 @@ def advantage_table(df, columns, precision=2, caption=None, uuid="adv"):
     sty = _styled(df, precision, caption, uuid).background_gradient(
         cmap="RdBu", vmin=-vmax, vmax=vmax, subset=columns)
     return Table(df, sty, precision)
+
+
+def clip_objective(eps, advantages=(1.0, -1.0), h=1e-5):
+    """PPO's clipped objective min(ρA, clip(ρ, 1−ε, 1+ε)A) against the ratio ρ (left) and its
+    slope in ρ (right) for each advantage, with the band [1−ε, 1+ε] shaded: a slider frame
+    (``widgets.slider(plots.clip_objective, [0.05, 0.2, 0.28, 0.5], name="ε")``). The slope is a
+    forward difference of ``toy.rl.clipped_surrogate``, so it does not assume the rule."""
+    from . import rl
+    rho = np.linspace(0.0, 2.0, 401)
+    fig, (ax1, ax2) = figure(2, width=8.4, height=3.2, layout=None)
+    fig.subplots_adjust(left=0.06, right=0.985, top=0.86, bottom=0.15, wspace=0.15)
+    lim = 1.05 * max(abs(a) for a in advantages)
+    for i, A in enumerate(advantages):
+        J = rl.clipped_surrogate(rho, A, eps)
+        dJ = (rl.clipped_surrogate(rho + h, A, eps) - J) / h              # forward difference
+        ax1.plot(rho, rho * A, color="0.65", ls="--", lw=1)
+        ax1.plot(rho, J, color=COLORS[i], label=f"A = {A:+g}")
+        ax2.plot(rho, dJ, color=COLORS[i])
+    for ax in (ax1, ax2):
+        ax.axvspan(1 - eps, 1 + eps, color=COLORS[2], alpha=0.12, lw=0)
+        ax.set_xticks([0, 0.5, 1, 1.5, 2])
+        ax.grid(False)
+    ax1.set(ylim=(-2 * lim, 2 * lim), title=f"Objective vs ratio ρ = π_θ/π_old, ε = {eps:g} (dashed: ρA)")
+    ax2.set(ylim=(-1.3 * lim / 1.05, 1.3 * lim / 1.05), title="Its slope in ρ: 0 where the clip is active")
+    ax1.legend(loc="upper left")
+    return fig

@@ -4,6 +4,8 @@ Every notebook and exercise calls these; their names are a stable API (the table
 Shapes are written as comments: ``(B, G)`` = groups × samples per group, ``(N, T)`` =
 sequences × tokens.
 """
+import itertools
+
 import numpy as np
 
 from ._check_args import as_array, group_rewards, nonempty, nonneg, one_of, positive, real, same_shape
@@ -233,3 +235,143 @@ def kimi_length_reward(lengths, correct):
     span = np.where(hi > lo, hi - lo, 1.0)
     lam = np.where(hi > lo, 0.5 - (n - lo) / span, 0.0)
     return np.where(c, lam, np.minimum(0.0, lam))
+
+
+# ============================================================================ LM-PPO: shaped rewards, GAE
+__all__ += ["kl_shaped_rewards", "gae", "softmax_pg_exact", "score_function_estimate", "enumerate_groups"]
+
+
+def _mask01(mask, name="mask"):
+    m = as_array(mask, name, ndim=2)
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError(f"{name} must contain only 0 and 1")
+    return m
+
+
+def kl_shaped_rewards(kl, score, mask, beta, clamp=True):
+    r"""The per-token reward of language-model PPO (AlpacaFarm style):
+
+    .. math:: r_t = -\beta\,\max(\mathrm{KL}_t, 0) + [t = \text{last real token}]\;\text{score}
+
+    ``kl`` (N, T) is the per-token KL estimate :math:`\log\pi_{old}(a_t) - \log\pi_{ref}(a_t)`
+    on the sampled tokens, ``score`` (N,) the reward model's (or verifier's) score of each
+    answer, ``mask`` (N, T) 1 on the answer's tokens. ``clamp=False`` keeps negative KL_t, which
+    a policy can farm by making tokens *less* likely than the reference does. Returns (N, T),
+    0 outside the mask.
+    """
+    k = as_array(kl, "kl", ndim=2)                          # (N, T)
+    m = _mask01(mask)                                       # (N, T)
+    same_shape(k, m, "kl", "mask")
+    s = as_array(score, "score", ndim=1)                    # (N,)
+    if len(s) != len(m):
+        raise ValueError(f"score must have one entry per row of mask, got {len(s)} and {len(m)}")
+    beta = nonneg(beta, "beta")
+    if np.any(m.sum(axis=1) == 0):
+        raise ValueError("mask has a row with no real token: its score has nowhere to go")
+    r = (0.0 - beta * (np.maximum(k, 0.0) if clamp else k)) * m   # (N, T); 0.0 − keeps +0, not −0
+    last = m.shape[1] - 1 - np.argmax(m[:, ::-1], axis=1)   # (N,) index of the last real token
+    r[np.arange(len(m)), last] += s
+    return r
+
+
+def gae(rewards, values, mask, gamma=1.0, lam=1.0):
+    r"""Generalised advantage estimation, per row, backwards over the real tokens:
+
+    .. math:: \delta_t = r_t + \gamma V(s_{t+1}) - V(s_t),\qquad
+              \hat A_t = \delta_t + \gamma\lambda \hat A_{t+1},\qquad \hat R_t = \hat A_t + V(s_t)
+
+    A position with mask 0 counts as :math:`V = 0,\ \hat A = 0`, so the values after the last real
+    token count as 0. With :math:`\gamma = \lambda = 1`, :math:`\hat A_t = \sum_{t' \ge t} r_{t'}
+    - V(s_t)`: the return to the end minus the value. ``rewards``, ``values``, ``mask``: (N, T);
+    rewards outside the mask are ignored. Returns ``(advantages, returns)``, (N, T), 0 outside
+    the mask.
+    """
+    r = as_array(rewards, "rewards", ndim=2)                # (N, T)
+    v = as_array(values, "values", ndim=2)                  # (N, T)
+    m = _mask01(mask)                                       # (N, T)
+    same_shape(r, m, "rewards", "mask")
+    same_shape(v, m, "values", "mask")
+    for x, name in ((gamma, "gamma"), (lam, "lam")):
+        if not 0 <= nonneg(x, name) <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {x}")
+    adv = np.zeros_like(r)
+    next_v, next_a = np.zeros(len(r)), np.zeros(len(r))     # (N,) V and A at t + 1 (0 past the end)
+    for t in range(r.shape[1] - 1, -1, -1):
+        delta = r[:, t] * m[:, t] + gamma * next_v - v[:, t]
+        adv[:, t] = (delta + gamma * lam * next_a) * m[:, t]
+        next_v, next_a = v[:, t] * m[:, t], adv[:, t]
+    return adv, (adv + v) * m
+
+
+# ============================================================================ a K-answer softmax policy
+def _softmax(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_pg_exact(logits, rewards):
+    r"""The exact policy gradient of a softmax policy over K answers,
+
+    .. math:: \nabla_\theta\, \mathbb{E}_{z\sim\pi_\theta}[R(z)] = \pi \odot (R - \pi^\top R),
+              \qquad \pi = \mathrm{softmax}(\theta).
+
+    ``logits`` θ: (..., K), many policies at once; ``rewards`` R: (K,) or (..., K). Returns (..., K).
+    """
+    z = as_array(logits, "logits", min_ndim=1)
+    R = as_array(rewards, "rewards", min_ndim=1)
+    if R.shape[-1] != z.shape[-1]:
+        raise ValueError(f"rewards must have one entry per answer (K = {z.shape[-1]}), got shape {R.shape}")
+    p = _softmax(z)
+    return p * (R - (p * R).sum(axis=-1, keepdims=True))
+
+
+def score_function_estimate(logits, samples, weights):
+    r"""The score-function (REINFORCE) estimate of the gradient from a group of G samples,
+
+    .. math:: \hat g = \frac1G \sum_{i=1}^G w_i\, \nabla_\theta \log \pi_\theta(z_i),
+              \qquad \nabla_\theta \log \pi_\theta(z) = e_z - \pi,
+
+    for a softmax policy over K answers. ``w_i`` is the reward (REINFORCE) or an advantage
+    (``rloo_advantages``, ``dr_grpo_advantages``, ``grpo_advantages``). ``samples`` (..., G)
+    integer answers and ``weights`` (..., G): many groups at once; ``logits`` (K,) for one
+    policy, or (..., K) with one policy per group. Returns (..., K).
+    """
+    z = as_array(logits, "logits", min_ndim=1)
+    K = z.shape[-1]
+    s = np.asarray(samples)
+    if not np.issubdtype(s.dtype, np.integer) or s.ndim < 1 or np.any((s < 0) | (s >= K)):
+        raise ValueError(f"samples must be integer answers in [0, {K}) with shape (..., G), "
+                         f"got dtype {s.dtype} and shape {s.shape}")
+    if z.ndim > 1 and z.shape[:-1] != s.shape[:-1]:
+        raise ValueError(f"logits (..., K) must have one policy per group, got shapes {z.shape} and {s.shape}")
+    w = as_array(weights, "weights")
+    if w.shape != s.shape:
+        raise ValueError(f"weights must have the shape of samples, got {w.shape} and {s.shape}")
+    G, n = s.shape[-1], s.size // s.shape[-1]
+    rows = np.arange(n).repeat(G) * K + s.ravel()                    # (n·G,) flat (group, answer)
+    sum_w_onehot = np.bincount(rows, weights=w.ravel(), minlength=n * K).reshape(s.shape[:-1] + (K,))
+    return (sum_w_onehot - w.sum(axis=-1, keepdims=True) * _softmax(z)) / G   # (Σ w_i e_{z_i} − Σ w_i π) / G
+
+
+def enumerate_groups(probs, G):
+    r"""Every distinct group of G i.i.d. draws from a categorical over K answers, for exact
+    expectations over groups: ``samples`` (C, G), each group's answers in sorted order (one row per
+    multiset, :math:`C = \binom{G+K-1}{K-1}`), and ``prob`` (C,), its multinomial probability
+    :math:`\frac{G!}{\prod_k n_k!}\prod_k \pi_k^{n_k}`. For an estimator that is symmetric in the
+    group (all of the above), :math:`\mathbb{E}[f] = \sum_c \text{prob}_c\, f(\text{samples}_c)`.
+    """
+    p = as_array(probs, "probs", ndim=1)
+    if np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"probs must be >= 0 and sum to 1, got sum {p.sum()}")
+    if int(G) != G or G < 1:
+        raise ValueError(f"G must be an integer >= 1, got {G}")
+    G, K = int(G), len(p)
+    bars = np.array(list(itertools.combinations(range(G + K - 1), K - 1)), dtype=np.int64).reshape(-1, K - 1)
+    edges = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), G + K - 1)], axis=1)
+    counts = np.diff(edges, axis=1) - 1                               # (C, K) stars between bars
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, G + 1)))])
+    with np.errstate(divide="ignore"):
+        log_p = np.log(p)
+    log_prob = log_fact[G] - log_fact[counts].sum(axis=1) + np.where(counts > 0, counts * log_p, 0.0).sum(axis=1)
+    samples = np.repeat(np.tile(np.arange(K), len(counts)), counts.ravel()).reshape(len(counts), G)
+    return samples, np.exp(log_prob)

@@ -86,3 +86,75 @@ def kimi_length_reward(fn):
              "λ uses the group's min and max length, not the first and last answer"),
     ]
     return run_cases(fn, cases, "your length reward")
+
+
+__all__ += ["score_vectors", "baseline_scale", "clip_objective_grad", "pass_at_k_single"]
+
+
+def score_vectors(fn):
+    """Exercise (§2, lecture exercise 1): ``fn(probs)`` returns the (K, K) matrix whose row z is
+    ∇_θ log π_θ(z) = e_z − π for a softmax policy π = softmax(θ) over K answers (so that
+    π @ S = E[∇ log π] = 0)."""
+    def ref(p):
+        p = np.asarray(p, dtype=float)
+        return np.eye(len(p)) - p
+    hint = "log π(z) = θ_z − log Σ_k exp(θ_k): +1 at z, minus π_k at every k"
+    cases = [Case(f"π = {p}", (np.array(p),), ref(p), hint=hint)
+             for p in ([0.5, 0.5], [0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.25, 0.15], [1.0, 0.0, 0.0])]
+    return run_cases(fn, cases, "your score vectors")
+
+
+def baseline_scale(fn):
+    """Exercise (§2, lecture exercise 1): ``fn(G, method)`` returns the factor c with
+    E[(1/G) Σ_i A_i ∇ log π(z_i)] = c · ∇ E[R]: (G − 1)/G for ``method="mean"`` (the group mean,
+    the sample included) and 1 for ``method="rloo"`` (the mean of the other G − 1)."""
+    def ref(G, method):
+        return (G - 1) / G if method == "mean" else 1.0
+    own = ("the mean includes r_i / G, and E[r_i ∇ log π(z_i)] is the gradient itself, so a "
+           "1/G share of it is subtracted; the other samples are independent and contribute 0")
+    cases = [Case("G = 8, group mean", (8, "mean"), ref(8, "mean"), hint=own),
+             Case("G = 2, group mean", (2, "mean"), ref(2, "mean"), hint=own),
+             Case("G = 32, group mean", (32, "mean"), ref(32, "mean"), hint=own),
+             Case("G = 8, leave-one-out", (8, "rloo"), 1.0,
+                  hint="RLOO's baseline uses only the other samples, independent of z_i: no shrinking"),
+             Case("G = 2, leave-one-out", (2, "rloo"), 1.0,
+                  hint="RLOO's baseline uses only the other samples, independent of z_i: no shrinking")]
+    return run_cases(fn, cases, "your scale factor")
+
+
+def clip_objective_grad(fn):
+    """Exercise (§2, lecture exercise 2): ``fn(ratio, adv, eps)`` returns ``(objective, grad)``,
+    min(ρA, clip(ρ, 1−ε, 1+ε)A) and its derivative in ρ, elementwise. The lecture's case:
+    A = +2, ε = 0.2, ρ = 0.5, 1.0, 1.1, 1.5 → objective 1.0, 2.0, 2.2, 2.4 and gradient 2, 2, 2, 0."""
+    def ref(ratio, adv, eps):
+        ratio, adv = np.broadcast_arrays(np.asarray(ratio, float), np.asarray(adv, float))
+        obj = np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)
+        clipped = ((adv > 0) & (ratio > 1 + eps)) | ((adv < 0) & (ratio < 1 - eps))
+        return np.stack([obj, np.where(clipped, 0.0, adv)])
+    lecture = (np.array([0.5, 1.0, 1.1, 1.5]), 2.0, 0.2)
+    negative = (np.array([0.5, 0.9, 1.0, 1.5]), -2.0, 0.2)
+    cases = [Case("the lecture's case: A = +2, ε = 0.2", lecture, ref(*lecture),
+                  hint="ρ = 1.5: min(3.0, 1.2 · 2) = 2.4 and the clipped term is flat in ρ, so the slope is 0"),
+             Case("A = −2, ε = 0.2", negative, ref(*negative),
+                  hint="for A < 0 the clip acts below 1 − ε: ρ = 0.5 gives min(−1.0, −1.6) = −1.6, slope 0"),
+             Case("ε = 0.5, A = +1", (np.array([0.4, 1.6]), 1.0, 0.5), ref(np.array([0.4, 1.6]), 1.0, 0.5),
+                  hint="the band is [1 − ε, 1 + ε]; with A > 0 nothing is clipped on the left")]
+
+    def both(*args):
+        out = fn(*args)
+        return None if out is None else np.stack([np.asarray(o, dtype=float) for o in out])
+    return run_cases(both, cases, "your (objective, gradient)")
+
+
+def pass_at_k_single(fn):
+    """Exercise (§1, lecture exercise 6): ``fn(p, k)`` returns pass@k = 1 − (1 − p)^k for a model
+    whose answers are right with probability p, independently; elementwise on arrays of p."""
+    def ref(p, k):
+        return 1 - (1 - np.asarray(p, dtype=float)) ** k
+    hint = "pass@k fails only if all k tries fail, each with probability 1 − p"
+    cases = [Case("p = 0.1, k = 16", (0.1, 16), ref(0.1, 16), hint=hint),
+             Case("p = 0.9, k = 16", (0.9, 16), ref(0.9, 16), hint=hint, atol=1e-15, rtol=1e-15),
+             Case("k = 1 is the accuracy", (0.3, 1), 0.3, hint="with one try, pass@1 = p"),
+             Case("an array of p, k = 4", (np.array([0.0, 0.25, 1.0]), 4), ref(np.array([0.0, 0.25, 1.0]), 4),
+                  hint="use numpy operations so that an array of p works elementwise")]
+    return run_cases(fn, cases, "your pass@k")

@@ -5,7 +5,8 @@ Every RL algorithm goes through the same three steps, and only step 2 differs:
 1. ``rollout``: sample G answers for each of B prompts (one code path for all algorithms)
    and score them with the verifier;
 2. advantages: ``toy.rl.grpo_advantages`` (GRPO), ``toy.rl.dr_grpo_advantages`` (Dr. GRPO),
-   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO);
+   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO;
+   with ``kl_coef`` > 0, GAE on a KL-shaped per-token reward, ``toy.rl.gae``);
 3. ``policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
    (``toy.rl.clipped_surrogate``, ``toy.rl.kl_k3``), reduced with ``toy.rl.aggregate_loss``,
    and its gradient with respect to each token's log-probability, which the model
@@ -29,7 +30,7 @@ from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
-__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "rollout", "policy_loss",
+__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "exact_reward", "rollout", "policy_loss",
            "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
 
 
@@ -128,6 +129,10 @@ class RLConfig:
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
+    # LM-PPO (AlpacaFarm): kl_coef = β of the per-token reward −β·KL_t, > 0 switches it on;
+    # kl_clamp: clamp KL_t at ≥ 0. Left out of the repr, so that printed configs stay as they were.
+    kl_coef: float = field(default=0.0, repr=False)
+    kl_clamp: bool = field(default=True, repr=False)
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
@@ -139,8 +144,11 @@ class RLConfig:
         integer(self.group_size, "group_size", lo=2)
         real(self.lr, "lr", lo=0, lo_open=True)
         real(self.clip_eps, "clip_eps", 0, 1, hi_open=True)
-        for name in ("beta", "vf_coef", "grad_clip"):
+        for name in ("beta", "vf_coef", "grad_clip", "kl_coef"):
             real(getattr(self, name), name, lo=0)
+        if self.kl_coef > 0 and self.algo != "ppo":
+            raise ValueError(f"kl_coef must be 0 unless algo='ppo' (LM-PPO), got {self.kl_coef} with algo={self.algo!r}")
+        flag(self.kl_clamp, "kl_clamp")
         if self.loss_type != "":
             one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
         real(self.temperature, "temperature", lo=0, lo_open=True)
@@ -158,25 +166,43 @@ class Rollout:
     seqs: np.ndarray       # (N, T) prompt + answer tokens, padded with '$'
     mask: np.ndarray       # (N, T-1) 1 where the target seqs[:, t+1] is a generated answer token
     answers: list          # N answer strings
-    reward: np.ndarray     # (N,) 0/1
+    reward: np.ndarray     # (N,) the reward trained on: ``reward_fn``'s, by default the verifier's 0/1
+    correct: np.ndarray    # (N,) 0/1 the exact verifier (= reward unless a reward_fn is given)
     think: np.ndarray      # (N,) 1 if think-first format
     chain_ok: np.ndarray   # (N,) 1 if think-first and the whole bracket is right
     length: np.ndarray     # (N,) answer length in tokens (up to and including '$')
     G: int                 # samples per prompt
 
 
-def rollout(model, digits, G, rng, temperature=1.0):
-    """Sample ``G`` answers to each problem in ``digits`` (n, 10) and verify them."""
+def exact_reward(ans, digits):
+    """The default ``reward_fn``: the exact verifier, 1 iff the answer tokens (N, L) parse and
+    their final digit is the units digit of the sum of ``digits`` (N, 10), else 0."""
+    return verify_tokens(ans, digits)["reward"]
+
+
+def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
+    """Sample ``G`` answers to each problem in ``digits`` (n, 10), verify them and score them
+    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``)."""
     has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
     real(temperature, "temperature", lo=0, lo_open=True)
+    if reward_fn is not None:
+        function(reward_fn, "reward_fn")
     digits = _digits(digits)
     prompts = prompts_of(digits)                                                  # PAD shows as '$'
     ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
     v = verify_tokens(ans, digits)
+    reward = v["reward"] if reward_fn is None else _checked_reward(reward_fn(ans, digits), len(ans))
     return Rollout(digits, np.concatenate([prompts, ans], axis=1), _answer_mask(ans), answers,
-                   v["reward"], v["think"], v["chain_ok"], v["length"], G)
+                   reward, v["reward"], v["think"], v["chain_ok"], v["length"], G)
+
+
+def _checked_reward(r, n):
+    r = np.asarray(r, dtype=float)
+    if r.shape != (n,) or not np.all(np.isfinite(r)):
+        raise ValueError(f"reward_fn must return {n} finite rewards (one per answer), got shape {r.shape}")
+    return r
 
 
 def aggregate_weights(mask, loss_type, max_len=None):
@@ -230,10 +256,14 @@ def _ppo_targets(reward, values, mask):
     is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
     over the tokens of ``mask`` (N, T) (as CleanRL). Returns ``(ret, adv)``, both (N, T)."""
     ret = np.broadcast_to(reward[:, None], values.shape)                      # return = final reward
-    a = ret - values                                                          # A_t = R − V(s_t)
+    return ret, _normalised(ret - values, mask)                               # A_t = R − V(s_t)
+
+
+def _normalised(a, mask):
+    """Advantages ``a`` (N, T) standardised over the tokens of ``mask`` (as CleanRL)."""
     mu = (a * mask).sum() / mask.sum()
     sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
-    return ret, (a - mu) / (sd + 1e-8)                                        # normalised
+    return (a - mu) / (sd + 1e-8)
 
 
 class DistinctRows:
@@ -295,8 +325,12 @@ class CurriculumSampler:
 
 
 @single_thread_blas
-def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False):
+def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
+             reward_fn=None):
     """RL fine-tuning of a copy of ``model`` (the input is left untouched).
+
+    ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) is the reward trained on, one per
+    answer (default: ``exact_reward``, the verifier); ``accuracy`` is always the verifier's.
 
     ``prompt_sampler(n, rng)`` → digits (n, 10) replaces uniform random problems (it may have
     an ``update(rewards (n, G))`` method, see ``CurriculumSampler``); ``callback(step, rec)``
@@ -304,12 +338,21 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     quantity to a list over steps: ``accuracy``, ``think_share``, ``mean_length``,
     ``chain_acc`` (share of think-first answers whose bracket is all right; NaN if none),
     ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
-    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far).
+    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far);
+    ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with ``kl_coef`` > 0 (LM-PPO)
+    ``score`` (mean reward), ``kl_reward`` (mean over answers of Σ_t −β·KL_t) and
+    ``total_reward`` (their sum).
+
+    PPO's advantages are GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t),
+    normalised over the batch. With ``kl_coef`` = 0 the return is the final reward; with
+    ``kl_coef`` > 0 (LM-PPO) the per-token reward is −β·max(KL_t, 0), KL_t = log π_old(a_t) −
+    log π_ref(a_t) to the starting model, plus the reward on the last token
+    (``toy.rl.kl_shaped_rewards``).
     """
     instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")
     if cfg is not None:
         instance(cfg, RLConfig, "cfg")
-    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler")):
+    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):
         if f is not None:
             function(f, name)
     cfg = cfg or RLConfig()
@@ -317,7 +360,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     policy = model.copy()
     if cfg.algo == "ppo":
         policy.add_value_head()
-    ref = model.copy() if cfg.beta > 0 else None
+    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None
     opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
     loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
@@ -328,11 +371,11 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
             digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
-        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature)
+        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature, reward_fn)
         R = ro.reward.reshape(cfg.n_prompts, cfg.group_size)                  # (B, G)
         if hasattr(prompt_sampler, "update"):
             prompt_sampler.update(R)
-        rec = _record(ro, R)
+        rec = _record(ro, R, reward_fn)
         # 2. advantages (per answer; PPO's are per token, set below)
         seqs, mask = ro.seqs, ro.mask
         if cfg.algo == "grpo":
@@ -366,7 +409,15 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                 logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
             if u == 0:
                 old_logp = logp.copy()                                        # π_old: the sampler
-                if cfg.algo == "ppo":
+                if cfg.algo == "ppo" and cfg.kl_coef > 0:                     # LM-PPO: shaped reward
+                    tok_r = rl.kl_shaped_rewards(old_logp - ref_logp, ro.reward, mask, cfg.kl_coef,
+                                                 cfg.kl_clamp)                # (N, T)
+                    a, ret = rl.gae(tok_r, values, mask)                      # γ = λ = 1
+                    adv = _normalised(a, mask)
+                    total = tok_r.sum(axis=1)                                 # (N,)
+                    rec.update(score=float(ro.reward.mean()), total_reward=float(total.mean()),
+                               kl_reward=float((total - ro.reward).mean()))
+                elif cfg.algo == "ppo":
                     ret, adv = _ppo_targets(ro.reward, values, mask)
             loss, dlogp, info = policy_loss(logp, old_logp, adv, mask, loss_type, cfg.clip_eps,
                                             cfg.beta, ref_logp, max_len)
@@ -400,10 +451,10 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     return policy, history
 
 
-def _record(ro, R):
+def _record(ro, R, reward_fn):
     n_think = ro.think.sum()
-    return {
-        "accuracy": float(ro.reward.mean()),
+    rec = {
+        "accuracy": float(ro.correct.mean()),
         "think_share": float(ro.think.mean()),
         "mean_length": float(ro.length.mean()),
         "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
@@ -411,3 +462,6 @@ def _record(ro, R):
         "all_right": float(np.mean(R.min(axis=1) == 1)),
         "all_wrong": float(np.mean(R.max(axis=1) == 0)),
     }
+    if reward_fn is not None:
+        rec["reward"] = float(ro.reward.mean())
+    return rec
