@@ -1,0 +1,30 @@
+// The book's small fixes to its theme (loaded on every page; no network, no dependencies).
+document.addEventListener("DOMContentLoaded", () => {
+  // 1. Sidebar toggles. pydata-sphinx-theme 0.17 wires only the first `.primary-toggle` (and
+  //    `.secondary-toggle`) of a page, the navbar's, while sphinx-book-theme shows its own in the
+  //    article header (upstream pydata-sphinx-theme #2451). Make the article header's buttons work:
+  //    below the theme's 960 px breakpoint they open the same dialog as the wired button; at
+  //    desktop widths the primary one collapses and restores the chapter list.
+  const wide = window.matchMedia("(min-width: 960px)");
+  ["primary", "secondary"].forEach((side) => {
+    const [wired, ...unwired] = document.querySelectorAll(`.${side}-toggle`);
+    unwired.forEach((button) => {
+      button.addEventListener("click", (event) => {
+        event.preventDefault();
+        event.stopPropagation();
+        if (side === "primary" && wide.matches) {
+          const hidden = document.body.classList.toggle("toy-primary-hidden");
+          button.setAttribute("aria-expanded", String(!hidden));
+        } else if (wired) {
+          wired.click();
+        }
+      });
+    });
+  });
+
+  // 2. A solution's title is a link to its exercise: clicking it should open the solution,
+  //    not jump away (the title's own click handler does the opening).
+  document.querySelectorAll(".solution > .admonition-title a").forEach((link) => {
+    link.addEventListener("click", (event) => event.preventDefault());
+  });
+});
