@@ -66,7 +66,8 @@ def _wrap_section_numbering(app):
 
 
 def _script_key(js):
-    return (str(js), js.attributes.get("body", ""), js.attributes.get("type", ""))
+    # the same inline script can come once with filename None and once with "" (sphinx-thebe)
+    return (js.filename or "", js.attributes.get("body", ""), js.attributes.get("type", ""))
 
 
 def _trim_scripts(app, pagename, templatename, context, doctree):
