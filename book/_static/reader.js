@@ -22,9 +22,14 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
 
-  // 2. A solution's title is a link to its exercise: clicking it should open the solution,
-  //    not jump away (the title's own click handler does the opening).
+  // 2. A solution's title is mostly a link to its exercise: clicking it should open the
+  //    solution, not jump away (sphinx-togglebutton only reacts to the title itself).
   document.querySelectorAll(".solution > .admonition-title a").forEach((link) => {
-    link.addEventListener("click", (event) => event.preventDefault());
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      const button = link.closest(".admonition-title").querySelector(".toggle-button");
+      if (button) button.click();
+    });
   });
 });
