@@ -7,13 +7,14 @@ JB     := $(VENV)/bin/jupyter-book
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help setup book test unit nbval student bench clean
+.PHONY: help setup book test unit nbval student bench browser clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes never-run notebooks; warnings are errors)"
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
+	@echo "make browser  both editions in chromium: offline, math, scrubbers, solutions, navigation, a live slider"
 
 setup: $(STAMP)
 
@@ -51,6 +52,22 @@ student: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+# The browser suite (tests/browser): needs Debian's chromium (apt-get install -y chromium).
+# Reuses _build/html if `make book`/`make test` built it; always rebuilds the student edition.
+BROWSER_STAMP := $(VENV)/.browser-installed
+CHROMIUM      ?= /usr/bin/chromium
+
+$(BROWSER_STAMP): requirements-browser.txt $(STAMP)
+	$(PY) -m pip install --quiet -r requirements-browser.txt
+	touch $(BROWSER_STAMP)
+
+browser: $(BROWSER_STAMP)
+	@test -x $(CHROMIUM) || { echo "make browser: $(CHROMIUM) missing (apt-get install -y chromium)"; exit 1; }
+	test -f _build/html/index.html || $(MAKE) book
+	$(MAKE) student
+	BOOK_BROWSER_TESTS=1 BOOK_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser -q
+	@echo "browser: screenshots and report.json in _build/browser"
 
 clean:
 	rm -rf _build

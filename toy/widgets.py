@@ -16,6 +16,7 @@ same HTML (nbval compares it).
 
 When the environment variable ``TOY_BENCH_LOG`` names a file, the time each frame took (one
 slider update: compute + render) is appended to it as a JSON line; ``make bench`` reads it.
+``TOY_LIVE_LOG`` does the same for each redraw of the live slider (``make browser`` reads it).
 """
 import base64
 import hashlib
@@ -95,6 +96,16 @@ def scrubber_html(frames, labels, default_index, name):
 </div>"""
 
 
+def _log_live(name, value, t_draw, t_render):
+    """With TOY_LIVE_LOG naming a file, append one JSON line per live redraw (the browser suite's
+    live-slider test reads it to split the round trip into kernel time and transport)."""
+    path = os.environ.get("TOY_LIVE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"slider": name, "value": str(value), "draw_s": t_draw,
+                                "render_s": t_render, "t": time.time()}) + "\n")
+
+
 class _Scrubber:
     def __init__(self, html):
         self.html = html
@@ -110,7 +121,6 @@ def _live(draw, values, default, name, fmt, continuous):
     """An ipywidgets slider + output area that recomputes the figure; None without ipywidgets."""
     try:
         import ipywidgets as w
-        from IPython.display import SVG
     except ImportError:  # pragma: no cover - ipywidgets is a dependency
         return None
     nums = np.asarray(values)
@@ -126,10 +136,15 @@ def _live(draw, values, default, name, fmt, continuous):
     out = w.Output()
 
     def redraw(change=None):
-        # set the Output widget's state directly (no clear_output messages to the cell, so
-        # headless runners such as nbval see the same outputs as Jupyter)
-        out.outputs = ()
-        out.append_display_data(SVG(render_frame(draw(s.value))))
+        # set the Output widget's state directly, in one message (no clear_output messages to
+        # the cell, so headless runners such as nbval see the same outputs as Jupyter)
+        t0 = time.perf_counter()
+        fig = draw(s.value)
+        t1 = time.perf_counter()
+        svg = render_frame(fig).decode("utf-8")
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"image/svg+xml": svg, "text/plain": f"<{name} = {s.value}>"}},)
+        _log_live(name, s.value, t1 - t0, time.perf_counter() - t1)
 
     s.observe(redraw, names="value")
     redraw()

@@ -1,0 +1,143 @@
+"""Every page of both editions, as a reader opens it from disk (file://) in chromium."""
+import re
+
+import pytest
+
+from conftest import EDITIONS, REPORT, open_page, pages
+
+PAGES = pages("full")
+RAW_TEX = re.compile(r"\\(\(|\[|begin\{|frac|mathbb|theta|nabla|sum_|left)")
+
+# visible prose of the article: text outside code, outputs' <pre>, scripts and typeset math
+PROSE_JS = """() => {
+  const art = document.querySelector('.bd-article');
+  if (!art) return '';
+  const walk = document.createTreeWalker(art, NodeFilter.SHOW_TEXT, {acceptNode: (n) =>
+      n.parentElement.closest('pre, code, script, style, mjx-container, .highlight')
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  const out = [];
+  while (walk.nextNode()) out.push(walk.currentNode.textContent);
+  return out.join('');
+}"""
+
+
+def count(report, edition, key, n=1):
+    report.setdefault(edition, {}).setdefault(key, 0)
+    report[edition][key] += n
+
+
+def exercise_titles(page):
+    return page.eval_on_selector_all(".exercise > .admonition-title", "els => els.map(e => e.innerText.trim())")
+
+
+def test_both_editions_have_the_same_pages():
+    assert PAGES == pages("student") and len(PAGES) > 25
+
+
+def drag(page, scrubber):
+    """Drag the scrubber's thumb to the far end of its track; return (src, label) before and after."""
+    inp, img = scrubber.locator("input[type=range]"), scrubber.locator("img")
+    lab = scrubber.locator("b")
+    inp.scroll_into_view_if_needed()
+    before = img.get_attribute("src"), lab.inner_text()
+    box = inp.bounding_box()
+    v, top = int(inp.input_value()), int(inp.get_attribute("max"))
+    x0 = box["x"] + 8 + (box["width"] - 16) * v / top          # the thumb's centre (16 px thumb)
+    x1 = box["x"] + (2 if v > top / 2 else box["width"] - 2)    # the far end
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    page.mouse.move(x1, y, steps=8)
+    page.mouse.up()
+    return before, (img.get_attribute("src"), lab.inner_text())
+
+
+@pytest.mark.parametrize("edition", list(EDITIONS))
+@pytest.mark.parametrize("name", PAGES)
+def test_page(context, page, report, edition, name):
+    watch = open_page(context, page, edition, name)
+    count(report, edition, "pages")
+
+    # math: typeset, no TeX errors, no raw TeX left in the prose
+    math = page.evaluate("""() => ({
+        typeset: document.querySelectorAll('mjx-container').length,
+        errors: document.querySelectorAll('mjx-merror').length,
+        left: [...document.querySelectorAll('.bd-article .math')].filter(e => !e.querySelector('mjx-container')).length})""")
+    assert math["errors"] == 0 and math["left"] == 0, math
+    prose = page.evaluate(PROSE_JS)
+    assert not RAW_TEX.search(prose), prose[max(0, RAW_TEX.search(prose).start() - 60):][:120]
+    count(report, edition, "formulas typeset", math["typeset"])
+
+    # scrubbers: dragging changes the frame and its label
+    for scrubber in page.locator(".toy-scrubber").all():
+        (src0, lab0), (src1, lab1) = drag(page, scrubber)
+        assert src1 != src0 and lab1 != lab0, (name, lab0, lab1)
+        count(report, edition, "scrubbers dragged")
+
+    # solutions: collapsed at first, and a click on the title (its link too) opens them in place
+    solutions = page.locator(".solution.dropdown").all()
+    if edition == "student":
+        assert solutions == []
+        outputs = page.eval_on_selector_all(".cell_output", "els => els.map(e => e.innerText).join(' ')")
+        assert "✓" not in outputs
+        full = EDITIONS["full"] / name
+        assert len(exercise_titles(page)) == full.read_text().count('<div class="exercise')
+    for sol in solutions:
+        body = sol.locator("section").first
+        assert not body.is_visible(), name
+        title = sol.locator(".admonition-title a").first
+        if title.count() == 0:
+            title = sol.locator(".admonition-title")
+        title.scroll_into_view_if_needed()
+        title.click()
+        body.wait_for(state="visible", timeout=3000)
+        assert sol.locator(".admonition-title").is_visible()   # opened where it is, no jump
+        count(report, edition, "solutions opened")
+
+    # phone width: the chapter list opens from the visible toggle
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator(".primary-toggle:visible").first.click()
+    dialog = page.locator("#pst-primary-sidebar-modal")
+    dialog.locator("nav a").first.wait_for(state="visible", timeout=3000)
+    assert dialog.locator("nav a:visible").count() >= 25
+    page.keyboard.press("Escape")
+
+    assert watch.external == [], watch.external
+    assert watch.failed == [], watch.failed
+    assert watch.errors == [], watch.errors
+    count(report, edition, "requests leaving the machine", len(watch.external))
+
+
+def test_student_exercises_match_the_full_edition(context, page):
+    for name in PAGES:
+        if not name.startswith("notebooks/"):
+            continue
+        open_page(context, page, "full", name)
+        full = exercise_titles(page)
+        open_page(context, page, "student", name)
+        assert exercise_titles(page) == full, name
+
+
+@pytest.mark.parametrize("width", [390, 900, 1366])
+def test_navigation_at_every_width(context, page, width):
+    name = "notebooks/part1/s08_baselines.html"
+    open_page(context, page, "full", name, width=width)
+    REPORT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(REPORT / f"s08_{width}px.png"))
+    toggle = page.locator(".bd-header-article .primary-toggle")
+    assert toggle.is_visible()
+    sidebar = page.locator("#pst-primary-sidebar")
+    if width >= 960:                       # desktop: the toggle collapses and restores the list
+        assert sidebar.is_visible()
+        toggle.click()
+        assert not sidebar.is_visible()
+        page.screenshot(path=str(REPORT / f"s08_{width}px_collapsed.png"))
+        toggle.click()
+        assert sidebar.is_visible()
+    else:                                  # narrow: the toggle opens the list as a dialog
+        assert not sidebar.is_visible()
+        toggle.click()
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        dialog.locator("nav a").first.wait_for(state="visible", timeout=3000)
+        assert dialog.get_by_text("I.8. Baselines", exact=False).first.is_visible()
+        page.screenshot(path=str(REPORT / f"s08_{width}px_chapters.png"))
