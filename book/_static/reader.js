@@ -32,4 +32,15 @@ document.addEventListener("DOMContentLoaded", () => {
       if (button) button.click();
     });
   });
+
+  // 3. Some exercises have two solutions (the code, then the discussion) with the same title:
+  //    number them, "(1 of 2)", "(2 of 2)", so a reader can tell them apart.
+  const byExercise = {};
+  document.querySelectorAll(".solution > .admonition-title a").forEach((link) => {
+    const key = link.getAttribute("href");
+    (byExercise[key] = byExercise[key] || []).push(link);
+  });
+  Object.values(byExercise).filter((links) => links.length > 1).forEach((links) => {
+    links.forEach((link, i) => link.append(` (${i + 1} of ${links.length})`));
+  });
 });

@@ -9,6 +9,7 @@ assert that there are none.
 """
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -92,7 +93,11 @@ def open_page(context, page, edition, name, width=1366):
     """Load a page of an edition over file:// and wait until MathJax has typeset it."""
     page.set_viewport_size({"width": width, "height": 900})
     watch = Watch(context, page)
-    page.goto((EDITIONS[edition] / name).as_uri(), wait_until="load")
+    path = EDITIONS[edition] / name
+    page.goto(path.as_uri(), wait_until="load")
+    redirect = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', path.read_text())
+    if redirect:  # index.html sends the reader to the first page
+        page.wait_for_url((path.parent / redirect.group(1)).as_uri(), wait_until="load", timeout=10000)
     page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
                            timeout=20000)
     page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")

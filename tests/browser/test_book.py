@@ -107,6 +107,8 @@ def test_page(context, page, report, edition, name):
         assert "✓" not in outputs
         full = EDITIONS["full"] / name
         assert len(exercise_titles(page)) == full.read_text().count('<div class="exercise')
+    titles = page.eval_on_selector_all(".solution > .admonition-title", "els => els.map(e => e.innerText)")
+    assert len(set(titles)) == len(titles), titles
     for sol in solutions:
         body = sol.locator("section").first
         assert not body.is_visible(), name
