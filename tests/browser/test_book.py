@@ -1,6 +1,8 @@
 """Every page of both editions, as a reader opens it from disk (file://) in chromium."""
 import re
 from html import unescape
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -94,6 +96,16 @@ def test_page(context, page, report, edition, name):
     assert not RAW_TEX.search(prose), prose[max(0, RAW_TEX.search(prose).start() - 60):][:120]
     count(report, edition, "formulas typeset", math["typeset"])
     assert page.evaluate(CUT_OFF_JS) == [], name
+
+    # section references: a "§I.8" link opens the page whose heading is numbered I.8
+    refs = page.eval_on_selector_all(
+        ".bd-article a.reference.internal",
+        r"els => els.filter(e => /^§[IV]+\.\d+$/.test(e.textContent.trim())).map(e => [e.textContent.trim(), e.href])")
+    for text, href in refs:
+        target = Path(unquote(urlsplit(href).path))
+        heading = re.search(r'<h1><span class="section-number">([^<]*)\. </span>', target.read_text())
+        assert heading and heading.group(1) == text[1:], (name, text, href)
+    count(report, edition, "§ links followed", len(refs))
 
     # figures: how many PNGs carry twice their displayed pixels (notebooks executed with toy.plots'
     # retina setting); recorded, not asserted, until every notebook has been re-executed with it
