@@ -6,7 +6,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import EDITIONS, REPORT, open_page, pages
+from conftest import EDITIONS, REPORT, Watch, open_page, pages
 
 PAGES = pages("full")
 RAW_TEX = re.compile(r"\\(\(|\[|begin\{|frac|mathbb|theta|nabla|sum_|left)")
@@ -180,3 +180,29 @@ def test_navigation_at_every_width(context, page, width):
         dialog.locator("nav a").first.wait_for(state="visible", timeout=3000)
         assert dialog.get_by_text("I.8. Baselines", exact=False).first.is_visible()
         page.screenshot(path=str(REPORT / f"s08_{width}px_chapters.png"))
+
+
+def test_pages_over_http(context, page, report):
+    """The same book served over http from 127.0.0.1 (as `python -m http.server` would)."""
+    import functools
+    import http.server
+    import threading
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(EDITIONS["full"]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for name in ("index.html", "notebooks/part1/s08_baselines.html", "book/toy_to_real.html"):
+            watch = Watch(context, page)
+            page.goto(f"http://127.0.0.1:{server.server_port}/{name}", wait_until="load")
+            page.wait_for_load_state("networkidle")
+            page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")
+            assert page.locator(".bd-article").count() == 1, name
+            assert page.evaluate("() => document.querySelectorAll('mjx-merror').length") == 0
+            assert watch.external == [] and watch.failed == [] and watch.errors == [], name
+            count(report, "full over http", "pages")
+    finally:
+        server.shutdown()
