@@ -117,8 +117,9 @@ class _Scrubber:
         return "<scrubber: open the HTML book or Jupyter to drag it>"
 
 
-def _live(draw, values, default, name, fmt, continuous):
-    """An ipywidgets slider + output area that recomputes the figure; None without ipywidgets."""
+def _live(draw, values, default, name, fmt, continuous, frames):
+    """An ipywidgets slider + output area that recomputes the figure; None without ipywidgets.
+    At the values of the precomputed ``frames`` it shows those (a selection slider never waits)."""
     try:
         import ipywidgets as w
     except ImportError:  # pragma: no cover - ipywidgets is a dependency
@@ -134,14 +135,21 @@ def _live(draw, values, default, name, fmt, continuous):
     s.description = name
     s.continuous_update = False
     out = w.Output()
+    try:
+        known = dict(zip(values, frames))
+    except TypeError:  # unhashable slider values: always redraw
+        known = {}
 
     def redraw(change=None):
         # set the Output widget's state directly, in one message (no clear_output messages to
         # the cell, so headless runners such as nbval see the same outputs as Jupyter)
         t0 = time.perf_counter()
-        fig = draw(s.value)
-        t1 = time.perf_counter()
-        svg = render_frame(fig).decode("utf-8")
+        if s.value in known:
+            t1, svg = t0, known[s.value].decode("utf-8")
+        else:
+            fig = draw(s.value)
+            t1 = time.perf_counter()
+            svg = render_frame(fig).decode("utf-8")
         out.outputs = ({"output_type": "display_data", "metadata": {},
                         "data": {"image/svg+xml": svg, "text/plain": f"<{name} = {s.value}>"}},)
         _log_live(name, s.value, t1 - t0, time.perf_counter() - t1)
@@ -172,7 +180,7 @@ def slider(draw, values, default=None, name="x", fmt="{:g}", continuous=True):
         raise ValueError("draw must be a function value -> matplotlib Figure")
     frames, t_draw, t_render = _frames(draw, values)
     _log_timing(name, t_draw, t_render)
-    live = _live(draw, values, default, name, fmt, continuous)
+    live = _live(draw, values, default, name, fmt, continuous, frames)
     if live is not None:  # the widget view, with kernel-free stand-ins for the book and nbval
         display({"application/vnd.jupyter.widget-view+json":
                  {"version_major": 2, "version_minor": 0, "model_id": live.model_id},
