@@ -8,7 +8,7 @@ JB     := $(VENV)/bin/jupyter-book
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help setup book test unit nbval student bench clean
+.PHONY: help setup book test unit nbval student bench browser clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (executes never-run notebooks; warnings are errors)"
@@ -18,6 +18,8 @@ help:
 	@echo "make exercise-index  regenerate book/exercises.md from the notebooks"
 	@echo "make assignments     nbgrader course in \$$COURSE (default _build/nbgrader): source + release of every section"
 	@echo "make grade-demo      nbgrader round trip: release all, autograde two submissions of one assignment"
+
+	@echo "make browser  both editions in chromium: offline, math, scrubbers, solutions, navigation, a live slider"
 
 setup: $(STAMP)
 
@@ -92,6 +94,22 @@ grade-demo: $(ISTAMP)
 	$(IPY) scripts/make_assignments.py notebooks $(DEMO)
 	$(call NBGRADER,$(DEMO)) generate_assignment '*' --force --log-level=WARN
 	$(IPY) scripts/grade_demo.py $(DEMO) part1-s08_baselines
+
+# The browser suite (tests/browser): needs Debian's chromium (apt-get install -y chromium).
+# Reuses _build/html if `make book`/`make test` built it; always rebuilds the student edition.
+BROWSER_STAMP := $(VENV)/.browser-installed
+CHROMIUM      ?= /usr/bin/chromium
+
+$(BROWSER_STAMP): requirements-browser.txt $(STAMP)
+	$(PY) -m pip install --quiet -r requirements-browser.txt
+	touch $(BROWSER_STAMP)
+
+browser: $(BROWSER_STAMP)
+	@test -x $(CHROMIUM) || { echo "make browser: $(CHROMIUM) missing (apt-get install -y chromium)"; exit 1; }
+	test -f _build/html/index.html || $(MAKE) book
+	$(MAKE) student
+	BOOK_BROWSER_TESTS=1 BOOK_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser -q
+	@echo "browser: screenshots and report.json in _build/browser"
 
 clean:
 	rm -rf _build

@@ -48,7 +48,7 @@ def render(sections):
         for s, e in rows:
             link = f"../{s.path.relative_to(ROOT).as_posix()}"
             checker = f"`check.{e.checker}`" if e.checker else "—"
-            out.append(f"| [{s.ref} {s.title}]({link}) | {{ref}}`{e.title} <{e.label}>` | {e.kind} "
+            out.append(f"| [{s.ref}]({link}) {s.title} | {{ref}}`{e.title} <{e.label}>` | {e.kind} "
                        f"| {checker} | {e.minutes} min |")
     return "\n".join(out) + "\n"
 

@@ -16,6 +16,7 @@ same HTML (nbval compares it).
 
 When the environment variable ``TOY_BENCH_LOG`` names a file, the time each frame took (one
 slider update: compute + render) is appended to it as a JSON line; ``make bench`` reads it.
+``TOY_LIVE_LOG`` does the same for each redraw of the live slider (``make browser`` reads it).
 """
 import base64
 import hashlib
@@ -97,6 +98,16 @@ def scrubber_html(frames, labels, default_index, name):
 </div>"""
 
 
+def _log_live(name, value, t_draw, t_render):
+    """With TOY_LIVE_LOG naming a file, append one JSON line per live redraw (the browser suite's
+    live-slider test reads it to split the round trip into kernel time and transport)."""
+    path = os.environ.get("TOY_LIVE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"slider": name, "value": str(value), "draw_s": t_draw,
+                                "render_s": t_render, "t": time.time()}) + "\n")
+
+
 class _Scrubber:
     def __init__(self, html):
         self.html = html
@@ -108,11 +119,11 @@ class _Scrubber:
         return "<scrubber: open the HTML book or Jupyter to drag it>"
 
 
-def _live(draw, values, default, name, fmt, continuous):
-    """An ipywidgets slider + output area that recomputes the figure; None without ipywidgets."""
+def _live(draw, values, default, name, fmt, continuous, frames):
+    """An ipywidgets slider + output area that recomputes the figure; None without ipywidgets.
+    At the values of the precomputed ``frames`` it shows those (a selection slider never waits)."""
     try:
         import ipywidgets as w
-        from IPython.display import SVG
     except ImportError:  # pragma: no cover - ipywidgets is a dependency
         return None
     nums = np.asarray(values)
@@ -126,12 +137,24 @@ def _live(draw, values, default, name, fmt, continuous):
     s.description = name
     s.continuous_update = False
     out = w.Output()
+    try:
+        known = dict(zip(values, frames))
+    except TypeError:  # unhashable slider values: always redraw
+        known = {}
 
     def redraw(change=None):
-        # set the Output widget's state directly (no clear_output messages to the cell, so
-        # headless runners such as nbval see the same outputs as Jupyter)
-        out.outputs = ()
-        out.append_display_data(SVG(render_frame(draw(s.value))))
+        # set the Output widget's state directly, in one message (no clear_output messages to
+        # the cell, so headless runners such as nbval see the same outputs as Jupyter)
+        t0 = time.perf_counter()
+        if s.value in known:
+            t1, svg = t0, known[s.value].decode("utf-8")
+        else:
+            fig = draw(s.value)
+            t1 = time.perf_counter()
+            svg = render_frame(fig).decode("utf-8")
+        out.outputs = ({"output_type": "display_data", "metadata": {},
+                        "data": {"image/svg+xml": svg, "text/plain": f"<{name} = {s.value}>"}},)
+        _log_live(name, s.value, t1 - t0, time.perf_counter() - t1)
 
     s.observe(redraw, names="value")
     redraw()
@@ -159,7 +182,7 @@ def slider(draw, values, default=None, name="x", fmt="{:g}", continuous=True):
         raise ValueError("draw must be a function value -> matplotlib Figure")
     frames, t_draw, t_render = _frames(draw, values)
     _log_timing(name, t_draw, t_render)
-    live = _live(draw, values, default, name, fmt, continuous)
+    live = _live(draw, values, default, name, fmt, continuous, frames)
     if live is not None:  # the widget view, with kernel-free stand-ins for the book and nbval
         display({"application/vnd.jupyter.widget-view+json":
                  {"version_major": 2, "version_minor": 0, "model_id": live.model_id},

@@ -1,0 +1,114 @@
+"""The browser suite: the built book (both editions) in Debian's chromium, driven by Playwright.
+
+Run with ``make browser`` (it installs requirements-browser.txt, builds what is missing and sets
+BOOK_BROWSER_TESTS=1). Without that variable these files are not collected, so ``make test`` and
+``pytest tests`` never need a browser.
+
+Every request that is not file://, data: or to 127.0.0.1 is aborted and recorded: the tests
+assert that there are none.
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EDITIONS = {"full": ROOT / "_build" / "html", "student": ROOT / "_build" / "student" / "_build" / "html"}
+CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+REPORT = ROOT / "_build" / "browser"
+
+if not os.environ.get("BOOK_BROWSER_TESTS"):
+    collect_ignore_glob = ["test_*.py"]
+
+
+def local(url):
+    """Does this request stay on the machine?"""
+    if url.split(":", 1)[0] in ("file", "data", "blob", "about"):
+        return True
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost")
+
+
+def pages(edition):
+    """Every page a reader can open (docnames), the same list for both editions."""
+    root = EDITIONS[edition]
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html")
+                  if p.parts[len(root.parts)] not in ("_static", "_sources", "_images"))
+
+
+@pytest.fixture(scope="session")
+def context():
+    from playwright.sync_api import sync_playwright
+    for root in EDITIONS.values():
+        assert (root / "index.html").exists(), f"build {root} first (make browser does)"
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, args=ARGS, headless=True,
+            viewport={"width": 1366, "height": 900}, service_workers="block")
+        ctx.blocked = []
+
+        def gate(route):
+            if local(route.request.url):
+                route.continue_()
+            else:
+                ctx.blocked.append(route.request.url)
+                route.abort()
+
+        ctx.route("**/*", gate)
+        yield ctx
+        ctx.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+class Watch:
+    """What one page load did: requests aborted (external), local requests that failed, JS errors."""
+
+    def __init__(self, context, page):
+        self.context, self.start = context, len(context.blocked)
+        self.failed, self.errors = [], []
+        page.on("requestfailed", lambda r: self.failed.append(r.url) if local(r.url) else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+
+    @property
+    def external(self):
+        return self.context.blocked[self.start:]
+
+
+@pytest.fixture
+def page(context):
+    page = context.new_page()
+    yield page
+    page.close()
+
+
+def open_page(context, page, edition, name, width=1366):
+    """Load a page of an edition over file:// and wait until MathJax has typeset it."""
+    page.set_viewport_size({"width": width, "height": 900})
+    watch = Watch(context, page)
+    path = EDITIONS[edition] / name
+    page.goto(path.as_uri(), wait_until="load")
+    redirect = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', path.read_text())
+    if redirect:  # index.html sends the reader to the first page
+        page.wait_for_url((path.parent / redirect.group(1)).as_uri(), wait_until="load", timeout=10000)
+    page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
+                           timeout=20000)
+    page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")
+    return watch
+
+
+@pytest.fixture(scope="session")
+def report():
+    """Counts the checks saw, written to _build/browser/report.json at the end of the session."""
+    seen = {}
+    yield seen
+    REPORT.mkdir(parents=True, exist_ok=True)
+    (REPORT / "report.json").write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
+    print("\nbrowser suite saw:", json.dumps(seen, sort_keys=True))
