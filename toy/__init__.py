@@ -6,6 +6,10 @@ Modules (each does one thing):
 - ``toy.metrics``  pass@k, maj@k, entropy
 - ``toy.prob``     sigmoid / softmax / sampling helpers
 - ``toy.bandit``   the two-armed bandit of Part I §8
+- ``toy.numsearch``, ``toy.numsearch_train``   Number Search and its trainers (Part I)
+- ``toy.arith``, ``toy.arith_train``, ``toy.arith_variant``   the arithmetic toy LLM (Part II)
+- ``toy.length_toy`` a policy whose answer length never changes its reward (Part III §4)
+- ``toy.tinylm``   the ~70k-parameter thinking model (Part III): task, model, training, evals, cache
 - ``toy.plots``    the book's plotting style and figure helpers
 - ``toy.widgets``  one slider helper that works live (ipywidgets) and static (scrubber)
 - ``toy.check``    exercise checkers: ``toy.check.<exercise>(answer)``
