@@ -146,9 +146,8 @@ def expected_length_gradient(cfg, theta=None):
     """
     Lmax, G, N = cfg.max_len, cfg.G, cfg.n_prompts * cfg.G
     theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else np.asarray(theta, float)
-    k = np.arange(G + 1)                                           # right answers in the group
-    rewards = (np.arange(G)[None, :] < k[:, None]).astype(float)   # (G + 1, G): k ones first
-    pk = np.array([_binom_pmf(G, kk, cfg.p_correct) for kk in k])
+    groups, pk = rl.enumerate_groups([1 - cfg.p_correct, cfg.p_correct], G)   # every group, exactly
+    rewards = groups.astype(float)                                  # (G + 1, G): 1 = right
     adv = _advantages(rewards, cfg.advantage)
     e_adv_right = (pk[:, None] * adv * rewards).sum() / (G * cfg.p_correct)       # E[A | right]
     e_adv_wrong = (pk[:, None] * adv * (1 - rewards)).sum() / (G * (1 - cfg.p_correct))
@@ -160,8 +159,3 @@ def expected_length_gradient(cfg, theta=None):
         pL = np.where(L < Lmax, q ** L * (1 - q), q ** Lmax)                      # P(L)
         out.append(-N * share * e_adv * (pL * w * score(L, th, Lmax)).sum())
     return np.array(out)
-
-
-def _binom_pmf(n, k, p):
-    from math import comb
-    return comb(n, k) * p ** k * (1 - p) ** (n - k)
