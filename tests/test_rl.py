@@ -496,3 +496,125 @@ def test_enumerate_groups_matches_brute_force():
         rl.enumerate_groups([0.5, 0.6], 2)
     with pytest.raises(ValueError):
         rl.enumerate_groups([0.5, 0.5], 0)
+
+
+# ------------------------------------------------------------------ the gradients of the course's losses
+def _fd(f, x, h=1e-6):
+    """Central finite differences of the scalar f at every entry of x."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def test_advantages_switch_matches_each_formula():
+    r = np.array([[1.0, 0, 0, 0], [0.5, 0, 1, 1]])
+    assert np.array_equal(rl.advantages(r, "rft"), [[1, 0, 0, 0], [1, 0, 1, 1]])
+    assert np.array_equal(rl.advantages(r, "reinforce"), r)
+    assert np.array_equal(rl.advantages(r, "baseline", b=0.25), r - 0.25)
+    assert np.allclose(rl.advantages(r, "rloo")[0], [1, -1 / 3, -1 / 3, -1 / 3])
+    assert np.allclose(rl.advantages([1, 0, 0, 0], "grpo"), [1.732, -0.577, -0.577, -0.577], atol=1e-3)
+    assert np.allclose(rl.advantages(r, "dr_grpo")[0], [0.75, -0.25, -0.25, -0.25])
+    with pytest.raises(ValueError, match="^kind"):
+        rl.advantages(r, "sft")
+    with pytest.raises(ValueError, match="^b"):
+        rl.advantages(r, "baseline", b=np.ones(3))
+
+
+@pytest.mark.parametrize("eps_high", [None, 0.28])
+def test_clipped_surrogate_grad_is_the_derivative(eps_high):
+    rng = np.random.default_rng(0)
+    ratio = rng.uniform(0.5, 1.6, 200)
+    ratio = ratio[np.min(np.abs(ratio[:, None] - [0.8, 1.2, 1.28]), axis=1) > 1e-3]  # off the kinks
+    adv = rng.normal(size=ratio.shape)
+    fd = (rl.clipped_surrogate(ratio + 1e-7, adv, 0.2, eps_high)
+          - rl.clipped_surrogate(ratio - 1e-7, adv, 0.2, eps_high)) / 2e-7
+    g = rl.clipped_surrogate_grad(ratio, adv, 0.2, eps_high)
+    assert np.allclose(g, fd, atol=1e-6)
+    assert set(np.unique(g == 0)) == {False, True}                       # both branches occur
+    # by hand: A > 0 loses its gradient only above 1 + ε_high, A < 0 only below 1 − ε_low
+    hi = 1.2 if eps_high is None else 1.28
+    assert np.array_equal(rl.clipped_surrogate_grad([1.25, 1.3, 0.7, 0.7], [1, 1, 1, -1], 0.2, eps_high),
+                          [0 if 1.25 > hi else 1, 0, 1, 0])
+
+
+def test_clip_fraction_counts_the_tokens_without_gradient():
+    ratio = np.array([[1.3, 1.3, 0.7, 1.0], [0.7, 1.0, 1.0, 9.0]])
+    adv = np.array([[1.0], [-1.0]])
+    mask = np.array([[1, 1, 1, 1], [1, 1, 1, 0]])
+    # row 0: 1.3 with A > 0 twice; row 1: 0.7 with A < 0 once; the 9.0 is padding
+    assert rl.clip_fraction(ratio, adv, mask) == 3 / 7
+    assert rl.clip_fraction(ratio, adv, mask, eps_high=0.4) == 1 / 7
+
+
+def test_kl_k3_grad_is_the_derivative():
+    logr = np.linspace(-3, 3, 13)
+    fd = (rl.kl_k3(logr + 1e-6) - rl.kl_k3(logr - 1e-6)) / 2e-6
+    assert np.allclose(rl.kl_k3_grad(logr), fd, atol=1e-6)
+
+
+def _policy_case(rng, N=6, T=5):
+    mask = (rng.random((N, T)) < 0.7).astype(float)
+    mask[:, 0] = 1
+    logp = np.log(rng.uniform(0.05, 0.95, (N, T)))
+    old = logp + rng.normal(0, 0.3, (N, T))
+    ref = logp + rng.normal(0, 0.3, (N, T))
+    return logp, old, ref, mask
+
+
+@pytest.mark.parametrize("loss_type", rl.LOSS_TYPES)
+@pytest.mark.parametrize("per_token_adv", [False, True])
+def test_policy_loss_gradient_against_finite_differences(loss_type, per_token_adv):
+    rng = np.random.default_rng(1)
+    logp, old, ref, mask = _policy_case(rng)
+    adv = rng.normal(size=logp.shape if per_token_adv else logp.shape[:1])
+    kw = dict(loss_type=loss_type, eps_low=0.2, eps_high=0.28, beta=0.1, ref_logp=ref)
+    loss, dlogp = rl.policy_loss(logp, old, adv, mask, **kw)
+    fd = _fd(lambda x: rl.policy_loss(x, old, adv, mask, **kw)[0], logp)
+    assert np.allclose(dlogp, fd, atol=1e-7)
+    assert np.all(dlogp[mask == 0] == 0)
+
+
+def test_policy_loss_value_against_a_naive_loop():
+    rng = np.random.default_rng(2)
+    logp, old, ref, mask = _policy_case(rng)
+    adv = rng.normal(size=len(logp))
+    beta, lo, hi = 0.05, 0.2, 0.28
+    per_seq = []
+    for i in range(len(logp)):
+        terms = []
+        for t in range(logp.shape[1]):
+            if mask[i, t]:
+                rho = np.exp(logp[i, t] - old[i, t])
+                surr = min(rho * adv[i], min(max(rho, 1 - lo), 1 + hi) * adv[i])
+                lr = ref[i, t] - logp[i, t]
+                terms.append(-surr + beta * (np.exp(lr) - 1 - lr))
+        per_seq.append(sum(terms) / len(terms))
+    loss, _ = rl.policy_loss(logp, old, adv, mask, "grpo", lo, hi, beta, ref)
+    assert np.isclose(loss, np.mean(per_seq))
+
+
+def test_policy_loss_on_policy_is_the_weighted_score_function():
+    # at ρ = 1, β = 0: dL/dlogp = −c·A, the (aggregated) REINFORCE weights
+    rng = np.random.default_rng(3)
+    logp, _, _, mask = _policy_case(rng)
+    adv = rng.normal(size=len(logp))
+    _, dlogp = rl.policy_loss(logp, logp, adv, mask, "dapo")
+    assert np.allclose(dlogp, -rl.aggregate_weights(mask, "dapo") * adv[:, None])
+
+
+BAD_INPUTS += [
+    (rl.advantages, ([1.0, 0.0], "sft"), {}, "kind"),
+    (rl.advantages, ("x", "grpo"), {}, "rewards"),
+    (rl.clipped_surrogate_grad, ([1.0], [1.0]), {"eps_low": 1.0}, "eps_low"),
+    (rl.clipped_surrogate_grad, ([-1.0], [1.0]), {}, "ratio"),
+    (rl.clip_fraction, ([1.0], [1.0], [0.0]), {}, "mask"),
+    (rl.kl_k3_grad, ("x",), {}, "logr"),
+    (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 4)), np.zeros(2), np.ones((2, 3))), {}, "old_logp"),
+    (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(3), np.ones((2, 3))), {}, "adv"),
+    (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.ones((2, 3))), {"beta": 0.1}, "ref_logp"),
+    (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.ones((2, 3))), {"eps_low": 2}, "eps_low"),
+    (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.ones((2, 3))), {"loss_type": "x"}, "loss_type"),
+]

@@ -14,7 +14,7 @@ def tiny_model():
 
 def test_default_reward_fn_is_the_exact_verifier():
     m = tiny_model()
-    cfg = T.RLConfig(steps=3, n_prompts=4, group_size=4, lr=1e-2)
+    cfg = T.RLConfig(steps=3, n_prompts=4, G=4, lr=1e-2)
     p1, h1 = T.train_rl(m, cfg, seed=0)
     p2, h2 = T.train_rl(m, cfg, seed=0, reward_fn=T.exact_reward)
     assert np.array_equal(h2.pop("reward"), h2["accuracy"])
@@ -37,21 +37,21 @@ def test_reward_fn_is_what_is_trained_on_and_accuracy_stays_the_verifiers():
         seen.append((ans.shape, digits.shape))
         return rewards.consistency_reward(task.decode_rows(ans))
 
-    _, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, group_size=4), seed=0, reward_fn=proxy)
+    _, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, G=4), seed=0, reward_fn=proxy)
     assert seen[0][0][0] == 12 and seen[0][1] == (12, 10)
     # a constant reward: every group is degenerate, GRPO does not move the policy
-    p, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, group_size=4), seed=0,
+    p, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, G=4), seed=0,
                       reward_fn=lambda ans, digits: np.full(len(ans), 3.0))
     assert h["reward"] == [3.0, 3.0] and h["all_right"] == [0.0, 0.0]
     for k, v in p.state_dict().items():
         assert np.array_equal(v, m.state_dict()[k])
     with pytest.raises(ValueError, match="reward_fn"):
-        T.train_rl(m, T.RLConfig(steps=1, n_prompts=2, group_size=2), reward_fn=lambda a, d: np.zeros(3))
+        T.train_rl(m, T.RLConfig(steps=1, n_prompts=2, G=2), reward_fn=lambda a, d: np.zeros(3))
 
 
 def test_lm_ppo_records_score_kl_reward_and_total():
     m = tiny_model()
-    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=4, group_size=4, updates_per_batch=2, kl_coef=0.1, lr=1e-2)
+    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=4, G=4, mu=2, kl_coef=0.1, lr=1e-2)
     starts_with_hash = lambda ans, digits: (ans[:, 0] == task.STOI["#"]).astype(float)   # something to learn
     _, h = T.train_rl(m, cfg, seed=0, reward_fn=starts_with_hash)
     np.testing.assert_allclose(np.add(h["score"], h["kl_reward"]), h["total_reward"], atol=1e-12)
@@ -72,7 +72,7 @@ def test_lm_ppo_advantages_are_gae_of_the_shaped_reward(monkeypatch):
 
     monkeypatch.setattr(rl, "gae", spy)
     m = tiny_model()
-    T.train_rl(m, T.RLConfig(algo="ppo", steps=2, n_prompts=2, group_size=2, kl_coef=0.5, lr=1e-2), seed=0)
+    T.train_rl(m, T.RLConfig(algo="ppo", steps=2, n_prompts=2, G=2, kl_coef=0.5, lr=1e-2), seed=0)
     assert len(calls) == 2
     tok_r, mask = calls[1]
     assert np.all(tok_r[mask == 0] == 0)
@@ -90,7 +90,7 @@ def test_kl_coef_is_checked(kw):
 
 def test_lm_ppo_kl_is_log_pi_old_minus_log_pi_ref_on_the_sampled_tokens(monkeypatch):
     m = tiny_model()
-    cfg = T.RLConfig(algo="ppo", steps=2, n_prompts=4, group_size=4, kl_coef=0.2, kl_clamp=False, lr=1e-2)
+    cfg = T.RLConfig(algo="ppo", steps=2, n_prompts=4, G=4, kl_coef=0.2, kl_clamp=False, lr=1e-2)
     reward_fn = lambda ans, digits: ((ans[:, 0] + ans[:, 1]) % 2).astype(float)   # about half the answers
     after_one, _ = T.train_rl(m, dataclasses.replace(cfg, steps=1), seed=0, reward_fn=reward_fn)
     got, real_rollout, real_shaped = {}, T.rollout, rl.kl_shaped_rewards

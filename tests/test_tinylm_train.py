@@ -223,7 +223,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     """In ``train_rl`` (PPO) every update of a batch gets the normalised advantages of R − V(π_old),
     and the value loss is ½·token-mean of (V − R)², R each answer's reward, at every step."""
     rollouts, targets, calls = [], [], []
-    real_rollout, real_targets, real_loss = T.rollout, T._ppo_targets, T.policy_loss
+    real_rollout, real_targets, real_loss = T.rollout, T._ppo_targets, T.rl.policy_loss
 
     def rec_rollout(*a, **k):
         rollouts.append(real_rollout(*a, **k))
@@ -239,9 +239,9 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
 
     monkeypatch.setattr(T, "rollout", rec_rollout)
     monkeypatch.setattr(T, "_ppo_targets", rec_targets)
-    monkeypatch.setattr(T, "policy_loss", rec_loss)
+    monkeypatch.setattr(T.rl, "policy_loss", rec_loss)
     m = sft_model
-    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=2, lr=0.01)
+    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=16, G=8, mu=2, lr=0.01)
     T.train_rl(m, cfg, seed=0)
     assert len(targets) == 3 and len(calls) == 6                       # once per batch, per update
     assert np.all(targets[0][1] == 0) and not np.all(targets[1][1] == 0)   # zero-initialised value head
@@ -256,7 +256,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     # from, and the loss at ratio 1 is −token-mean(Â) (= 0: Â is centred) + vf_coef · value loss
     rollouts.clear()
     targets.clear()
-    cfg1 = T.RLConfig(algo="ppo", steps=3, n_prompts=16, group_size=8, updates_per_batch=1, lr=0.01)
+    cfg1 = T.RLConfig(algo="ppo", steps=3, n_prompts=16, G=8, mu=1, lr=0.01)
     _, h1 = T.train_rl(m, cfg1, seed=0)
     assert len(targets) == 3
     for step, (ro, (_, values, _)) in enumerate(zip(rollouts, targets)):
@@ -294,7 +294,7 @@ def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sf
     monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
     pool = task.make_prompts(12, np.random.default_rng(0))[0]
     s = T.CurriculumSampler(pool)
-    T.train_rl(sft_model, T.RLConfig(steps=1, n_prompts=8, group_size=8), seed=0, prompt_sampler=s)
+    T.train_rl(sft_model, T.RLConfig(steps=1, n_prompts=8, G=8), seed=0, prompt_sampler=s)
     ro, G = rollouts[0], 8
     ref = np.full(12, 0.5)
     for i, j in enumerate(s.last):                          # prompt i of the batch is pool[j]
@@ -313,16 +313,16 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
     ``toy.rl``'s advantage to each prompt's G rewards; RFT keeps the right answers with A = 1."""
     from toy import rl
     rollouts, calls = [], []
-    real_rollout, real_loss = T.rollout, T.policy_loss
+    real_rollout, real_loss = T.rollout, T.rl.policy_loss
     monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
 
-    def rec_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml):
+    def rec_loss(logp, old_logp, adv, mask, lt, eps_low, eps_high, beta, ref_logp, ml):
         calls.append((np.array(adv), np.array(mask), lt, ml))
-        return real_loss(logp, old_logp, adv, mask, lt, clip_eps, beta, ref_logp, ml)
+        return real_loss(logp, old_logp, adv, mask, lt, eps_low, eps_high, beta, ref_logp, ml)
 
-    monkeypatch.setattr(T, "policy_loss", rec_loss)
+    monkeypatch.setattr(T.rl, "policy_loss", rec_loss)
     G = 8
-    T.train_rl(sft_model, T.RLConfig(algo=algo, steps=2, n_prompts=8, group_size=G), seed=0)
+    T.train_rl(sft_model, T.RLConfig(algo=algo, steps=2, n_prompts=8, G=G), seed=0)
     assert len(calls) == 2
     for ro, (adv, mask, lt, ml) in zip(rollouts, calls):
         assert (lt, ml) == (loss_type, max_len)

@@ -3,7 +3,7 @@ import numpy as np
 
 from ._check_args import as_array, has_methods, positive, probabilities
 
-__all__ = ["sigmoid", "softmax", "log_softmax", "sample_categorical"]
+__all__ = ["sigmoid", "softmax", "log_softmax", "log_softmax_table_grad", "sample_categorical"]
 
 
 def sigmoid(x):
@@ -18,6 +18,30 @@ def log_softmax(logits, temperature=1.0):
     z = as_array(logits, "logits", min_ndim=1) / positive(temperature, "temperature")
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def log_softmax_table_grad(probs, rows, actions, dlogp):
+    r"""The chain rule of a tabular softmax policy :math:`\pi(\cdot \mid s) = \mathrm{softmax}(\theta_s)`:
+    from :math:`g_i = \partial L / \partial \log\pi(a_i \mid s_i)` on samples :math:`(s_i, a_i)` to
+
+    .. math:: \frac{\partial L}{\partial \theta_s} = \sum_{i:\, s_i = s} g_i\,\big(e_{a_i} - \pi(\cdot \mid s)\big),
+
+    since :math:`\nabla_{\theta_s} \log\pi(a \mid s) = e_a - \pi(\cdot \mid s)`. ``probs`` (S, A) is the
+    table :math:`\pi`; ``rows`` (n,) the states, ``actions`` (n,) the actions, ``dlogp`` (n,) the
+    :math:`g_i`. Returns (S, A). (A temperature T divides :math:`\theta` first: divide the result by T.)
+    """
+    p = as_array(probs, "probs", ndim=2)                     # (S, A)
+    S, A = p.shape
+    s, a, g = (np.asarray(x).ravel() for x in (rows, actions, dlogp))
+    if s.dtype.kind not in "iu" or (s.size and (s.min() < 0 or s.max() >= S)):  # argcheck
+        raise ValueError(f"rows must be integers in 0..{S - 1}")
+    if a.dtype.kind not in "iu" or a.shape != s.shape or (a.size and (a.min() < 0 or a.max() >= A)):  # argcheck
+        raise ValueError(f"actions must be integers in 0..{A - 1}, one per row")
+    if g.shape != s.shape or not np.isfinite(g).all():  # argcheck
+        raise ValueError(f"dlogp must be {s.shape[0]} finite numbers, one per row, got shape {np.shape(dlogp)}")
+    onehot = np.bincount(s * A + a, weights=g, minlength=S * A).reshape(S, A)   # Σ g·e_a per state
+    total = np.bincount(s, weights=g, minlength=S)                              # Σ g per state
+    return onehot - total[:, None] * p
 
 
 def softmax(logits, temperature=1.0):

@@ -13,7 +13,8 @@ from ._check_args import as_array, group_rewards, nonempty, nonneg, one_of, posi
 __all__ = [
     "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
     "aggregate_loss", "kl_k1", "kl_k2", "kl_k3", "overlong_penalty", "kimi_length_reward",
-    "degenerate_fraction", "reward_to_go", "aggregate_weights",
+    "degenerate_fraction", "reward_to_go", "aggregate_weights", "ADVANTAGES", "advantages",
+    "clipped_surrogate_grad", "clip_fraction", "kl_k3_grad", "policy_loss",
 ]
 
 
@@ -61,6 +62,39 @@ def rloo_advantages(rewards):
     return _squeeze_like(r - others, rewards)
 
 
+ADVANTAGES = ("rft", "reinforce", "baseline", "rloo", "grpo", "dr_grpo")
+
+
+def advantages(rewards, kind, b=0.0):
+    r"""The weight :math:`\hat A_j` of each sample's log-probability, one switch for every world:
+
+    - ``"rft"``:       :math:`\mathbb 1[R_j > 0]` — keep the accepted samples (rejection-sampling
+      fine-tuning, ReST, STaR: SFT on what the verifier accepted)
+    - ``"reinforce"``: :math:`R_j`
+    - ``"baseline"``:  :math:`R_j - b` with a given baseline ``b`` (a number, or an array that
+      broadcasts against ``rewards``)
+    - ``"rloo"``:      :func:`rloo_advantages` (leave-one-out mean of the group)
+    - ``"grpo"``:      :func:`grpo_advantages` (÷ σ, population std, ε = 1e-4)
+    - ``"dr_grpo"``:   :func:`dr_grpo_advantages` (group mean only)
+
+    ``rewards``: (groups, G) or (G,) for the group kinds; any shape for the others.
+    """
+    one_of(kind, "kind", ADVANTAGES)
+    r = as_array(rewards, "rewards", min_ndim=1)
+    if kind == "rft":
+        return (r > 0).astype(float)
+    if kind == "reinforce":
+        return r.copy()
+    if kind == "baseline":
+        b = as_array(b, "b")
+        try:
+            np.broadcast_shapes(r.shape, b.shape)
+        except ValueError:
+            raise ValueError(f"b must broadcast against rewards, got shapes {b.shape} and {r.shape}") from None
+        return r - b
+    return {"rloo": rloo_advantages, "grpo": grpo_advantages, "dr_grpo": dr_grpo_advantages}[kind](r)
+
+
 def degenerate_fraction(rewards):
     """Fraction of groups whose rewards are all equal (all advantages 0)."""
     r = nonempty(group_rewards(rewards), "rewards")
@@ -98,6 +132,44 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=None):
     except ValueError:
         raise ValueError(f"ratio and adv must broadcast, got shapes {ratio.shape} and {adv.shape}") from None
     return np.minimum(ratio * adv, np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv)
+
+
+def _unclipped(ratio, adv, eps_low, eps_high):
+    """True where the min of the clipped surrogate picks ρA (the token keeps its gradient)."""
+    return ratio * adv <= np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv
+
+
+def _eps(eps_low, eps_high):
+    real(eps_low, "eps_low", 0, 1, hi_open=True)  # argcheck
+    return eps_low, eps_low if eps_high is None else nonneg(eps_high, "eps_high")
+
+
+def clipped_surrogate_grad(ratio, adv, eps_low=0.2, eps_high=None):
+    r"""The derivative of :func:`clipped_surrogate` with respect to the ratio ρ:
+
+    .. math:: \frac{\partial}{\partial\rho}\min\big(\rho A,\ \mathrm{clip}(\rho, 1-\varepsilon_{low}, 1+\varepsilon_{high}) A\big)
+              = \begin{cases} A & \text{where the min is } \rho A \\ 0 & \text{where it is the clipped term} \end{cases}
+
+    The clipped term is the min only when ρ has left the range in the direction A pushes it
+    (ρ > 1 + ε_high with A > 0, ρ < 1 − ε_low with A < 0): there the token has no gradient.
+    """
+    eps_low, eps_high = _eps(eps_low, eps_high)
+    clipped_surrogate(ratio, adv, eps_low, eps_high)  # argcheck
+    ratio, adv = np.asarray(ratio, dtype=float), np.asarray(adv, dtype=float)
+    return np.where(_unclipped(ratio, adv, eps_low, eps_high), adv, 0.0)
+
+
+def clip_fraction(ratio, adv, mask, eps_low=0.2, eps_high=None):
+    r"""The share of the tokens in ``mask`` whose gradient the clip removes
+    (:func:`clipped_surrogate_grad` is 0 while A ≠ 0), as TRL and verl log it (``clip_ratio``):
+    the denominator is every token of the mask. ``ratio``, ``adv`` broadcast to ``mask``'s shape."""
+    eps_low, eps_high = _eps(eps_low, eps_high)
+    m = as_array(mask, "mask")
+    if not np.all((m == 0) | (m == 1)) or m.sum() == 0:
+        raise ValueError("mask must contain only 0 and 1, and at least one 1")
+    ratio, adv = np.broadcast_arrays(as_array(ratio, "ratio"), as_array(adv, "adv"), m)[:2]
+    clipped = ~_unclipped(ratio, adv, eps_low, eps_high)
+    return float((clipped * m).sum() / m.sum())
 
 
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
@@ -193,6 +265,53 @@ def kl_k3(logr):
     r"""k3 = (r − 1) − log r: unbiased and always ≥ 0 (Schulman's estimator, used by GRPO)."""
     lr = _logr(logr)
     return np.expm1(lr) - lr
+
+
+def kl_k3_grad(logr):
+    r"""d k3 / d log r = r − 1 (with log r = log π_ref − log π, so d k3 / d log π = 1 − r)."""
+    return np.exp(_logr(logr)) - 1.0
+
+
+def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_high=None,
+                beta=0.0, ref_logp=None, max_len=None):
+    r"""The policy loss of PPO, GRPO, Dr. GRPO and DAPO, and its gradient with respect to ``logp``:
+
+    .. math:: \ell_t = -\min\big(\rho_t A_t,\ \mathrm{clip}(\rho_t, 1-\varepsilon_{low}, 1+\varepsilon_{high}) A_t\big)
+              + \beta\, k_3(\log\pi_{ref} - \log\pi_\theta),
+              \qquad \rho_t = e^{\log\pi_\theta - \log\pi_{old}},
+
+    reduced by :func:`aggregate_loss` (``loss_type``, ``max_len``). By the chain rule, with
+    :math:`\partial\rho/\partial\log\pi_\theta = \rho` and :math:`\partial\log r/\partial\log\pi_\theta = -1`,
+
+    .. math:: \frac{\partial L}{\partial \log\pi_\theta(t)} = c_t\Big(-\rho_t\, \frac{\partial\,\mathrm{surr}}{\partial\rho}
+              - \beta\, \frac{\partial k_3}{\partial \log r}\Big),
+
+    with :math:`c_t` from :func:`aggregate_weights`. ``logp``, ``old_logp``, ``mask``: (N, T);
+    ``adv``: (N,) (one advantage per sequence) or (N, T) (per token); ``ref_logp`` (N, T) is
+    needed when β > 0. Returns ``(loss, dlogp)``, ``dlogp`` (N, T), 0 outside the mask. A world
+    then applies its own chain rule from ``dlogp`` to its parameters and *descends* the loss.
+    """
+    lp = as_array(logp, "logp", ndim=2)                     # (N, T)
+    old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
+    m = as_array(mask, "mask", ndim=2)                      # (N, T)
+    same_shape(old, lp, "old_logp", "logp"), same_shape(m, lp, "mask", "logp")
+    a = as_array(adv, "adv")
+    if a.shape not in (lp.shape, lp.shape[:1]):
+        raise ValueError(f"adv must have shape {lp.shape[:1]} or {lp.shape}, got {a.shape}")
+    eps_low, eps_high = _eps(eps_low, eps_high)
+    beta = nonneg(beta, "beta")
+    if beta > 0 and (ref_logp is None or np.shape(ref_logp) != lp.shape):
+        raise ValueError(f"ref_logp must be given with shape {lp.shape} when beta > 0")
+    a = np.broadcast_to(a[:, None] if a.ndim == 1 else a, lp.shape)   # (N, T)
+    ratio = np.exp(lp - old)                                           # ρ
+    per_token = -clipped_surrogate(ratio, a, eps_low, eps_high)        # (N, T)
+    d_per_token = -ratio * clipped_surrogate_grad(ratio, a, eps_low, eps_high)   # dℓ/dlogp
+    if beta > 0:
+        logr = as_array(ref_logp, "ref_logp") - lp                     # log π_ref/π
+        per_token = per_token + beta * kl_k3(logr)
+        d_per_token = d_per_token - beta * kl_k3_grad(logr)            # d log r / d logp = −1
+    loss = aggregate_loss(per_token, m, loss_type, max_len)
+    return loss, aggregate_weights(m, loss_type, max_len) * d_per_token
 
 
 def overlong_penalty(length, max_len, buffer):

@@ -26,13 +26,13 @@ from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
-from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, policy_loss, rollout, sft_warmup,
+from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollout, sft_warmup,
                     train_rl)
 
 __all__ = [
     "cache_dir", "cached_train_rl", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",
-    "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "policy_loss", "rollout", "sft_warmup",
+    "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "sft_warmup",
     "train_rl",
 ]

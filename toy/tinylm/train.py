@@ -7,7 +7,7 @@ Every RL algorithm goes through the same three steps, and only step 2 differs:
 2. advantages: ``toy.rl.grpo_advantages`` (GRPO), ``toy.rl.dr_grpo_advantages`` (Dr. GRPO),
    the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO;
    with ``kl_coef`` > 0, GAE on a KL-shaped per-token reward, ``toy.rl.gae``);
-3. ``policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
+3. ``toy.rl.policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
    (``toy.rl.clipped_surrogate``, ``toy.rl.kl_k3``), reduced with ``toy.rl.aggregate_loss``,
    and its gradient with respect to each token's log-probability, which the model
    backpropagates.
@@ -30,8 +30,8 @@ from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
-__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "exact_reward", "rollout", "policy_loss",
-           "aggregate_weights", "train_rl", "CurriculumSampler", "DistinctRows"]
+__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "exact_reward", "rollout",
+           "train_rl", "CurriculumSampler", "DistinctRows"]
 
 
 # ============================================================================ SFT warm-up
@@ -122,10 +122,11 @@ class RLConfig:
     algo: str = "grpo"                   # "grpo", "dr_grpo", "rft" (SFT on correct samples) or "ppo"
     steps: int = 200                     # RL steps (one batch of rollouts each)
     n_prompts: int = 32                  # prompts per step
-    group_size: int = 8                  # G: samples per prompt
+    G: int = 8                           # samples per prompt (the group)
     lr: float = 1e-4                     # Adam learning rate (the seed's)
-    updates_per_batch: int = 1           # gradient steps on each batch (PPO in the seed: 8)
-    clip_eps: float = 0.2                # ε of the clipped surrogate (matters only if updates > 1)
+    mu: int = 1                          # μ: gradient steps on each batch (PPO in the seed: 8)
+    eps_low: float = 0.2                 # ε_low of the clipped surrogate (matters only if μ > 1)
+    eps_high: float = None               # ε_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
@@ -139,11 +140,13 @@ class RLConfig:
 
     def __post_init__(self):
         one_of(self.algo, "algo", ALGOS)
-        for name in ("steps", "n_prompts", "updates_per_batch"):
+        for name in ("steps", "n_prompts", "mu"):
             integer(getattr(self, name), name, lo=1)
-        integer(self.group_size, "group_size", lo=2)
+        integer(self.G, "G", lo=2)
         real(self.lr, "lr", lo=0, lo_open=True)
-        real(self.clip_eps, "clip_eps", 0, 1, hi_open=True)
+        real(self.eps_low, "eps_low", 0, 1, hi_open=True)
+        if self.eps_high is not None:
+            real(self.eps_high, "eps_high", lo=0)
         for name in ("beta", "vf_coef", "grad_clip", "kl_coef"):
             real(getattr(self, name), name, lo=0)
         if self.kl_coef > 0 and self.algo != "ppo":
@@ -203,52 +206,6 @@ def _checked_reward(r, n):
     if r.shape != (n,) or not np.all(np.isfinite(r)):
         raise ValueError(f"reward_fn must return {n} finite rewards (one per answer), got shape {r.shape}")
     return r
-
-
-def aggregate_weights(mask, loss_type, max_len=None):
-    """Weights w (N, T) with ``aggregate_loss(x, mask, loss_type, max_len) == (w * x).sum()``:
-    the gradient of the aggregated loss with respect to each per-token loss."""
-    one_of(loss_type, "loss_type", rl.LOSS_TYPES)
-    as_array(mask, "mask", ndim=2)
-    if max_len is not None:
-        real(max_len, "max_len", lo=0, lo_open=True)
-    N, T = mask.shape
-    if loss_type == "grpo":
-        return mask / (N * mask.sum(axis=1, keepdims=True))
-    if loss_type == "dapo":
-        return mask / mask.sum()
-    if loss_type == "dr_grpo":
-        return mask / (N * (T if max_len is None else max_len))
-    raise ValueError(f"loss_type must be one of {rl.LOSS_TYPES}, got {loss_type!r}")
-
-
-def policy_loss(logp, old_logp, adv, mask, loss_type, clip_eps=0.2, beta=0.0, ref_logp=None,
-                max_len=None):
-    r"""The clipped policy-gradient loss and its gradient with respect to ``logp``.
-
-    Per token: ℓ_t = −min(ρ_t A_t, clip(ρ_t, 1−ε, 1+ε) A_t) + β·k3(log π_ref − log π),
-    with ρ_t = exp(logp − old_logp); reduced by ``toy.rl.aggregate_loss``. ``adv`` is (N,)
-    (one advantage per answer) or (N, T) (per token). Returns ``(loss, dlogp, info)``.
-    """
-    real(clip_eps, "clip_eps", 0, 1, hi_open=True), real(beta, "beta", lo=0)  # argcheck
-    shapes = [as_array(x, k, ndim=2).shape for x, k in ((logp, "logp"), (old_logp, "old_logp"), (mask, "mask"))]  # argcheck
-    if len(set(shapes)) > 1 or as_array(adv, "adv").shape not in (shapes[0], shapes[0][:1]):  # argcheck
-        raise ValueError(f"logp, old_logp, mask must share a shape (N, T), adv (N,) or (N, T); got {shapes}, {np.shape(adv)}")
-    if beta > 0 and (ref_logp is None or as_array(ref_logp, "ref_logp").shape != shapes[0]):  # argcheck
-        raise ValueError(f"ref_logp must be given with shape {shapes[0]} when beta > 0")
-    adv = np.broadcast_to(adv[:, None] if np.ndim(adv) == 1 else adv, logp.shape)
-    ratio = np.exp(logp - old_logp)                                           # (N, T)
-    per_token = -rl.clipped_surrogate(ratio, adv, clip_eps)                   # (N, T)
-    unclipped = ratio * adv <= np.clip(ratio, 1 - clip_eps, 1 + clip_eps) * adv   # min picks ρA
-    d_per_token = -adv * ratio * unclipped                                    # dℓ/dlogp
-    info = {"clip_frac": float((~unclipped * mask).sum() / mask.sum())}
-    if beta > 0:
-        logr = ref_logp - logp                                                # log π_ref/π
-        per_token = per_token + beta * rl.kl_k3(logr)
-        d_per_token = d_per_token + beta * (1 - np.exp(logr))                 # d k3 / d logp
-        info["kl"] = float((rl.kl_k3(logr) * mask).sum() / mask.sum())
-    loss = rl.aggregate_loss(per_token, mask, loss_type, max_len)
-    return loss, aggregate_weights(mask, loss_type, max_len) * d_per_token, info
 
 
 def _ppo_targets(reward, values, mask):
@@ -371,8 +328,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
             digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
-        ro = rollout(policy, digits, cfg.group_size, rng, cfg.temperature, reward_fn)
-        R = ro.reward.reshape(cfg.n_prompts, cfg.group_size)                  # (B, G)
+        ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
+        R = ro.reward.reshape(cfg.n_prompts, cfg.G)                  # (B, G)
         if hasattr(prompt_sampler, "update"):
             prompt_sampler.update(R)
         rec = _record(ro, R, reward_fn)
@@ -396,7 +353,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
             ref_logp = rows.expand(ref.logprobs(rows.seqs, **rows.share))
         # 3. updates on this batch
         losses, infos = [], []
-        for u in range(cfg.updates_per_batch if len(seqs) else 0):
+        for u in range(cfg.mu if len(seqs) else 0):
             if len(rows.seqs) == 0:                                           # nothing to compute:
                 logp = values = np.zeros(mask.shape)                          # a zero gradient
             elif cfg.algo == "ppo":
@@ -419,11 +376,15 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                                kl_reward=float((total - ro.reward).mean()))
                 elif cfg.algo == "ppo":
                     ret, adv = _ppo_targets(ro.reward, values, mask)
-            loss, dlogp, info = policy_loss(logp, old_logp, adv, mask, loss_type, cfg.clip_eps,
-                                            cfg.beta, ref_logp, max_len)
+            loss, dlogp = rl.policy_loss(logp, old_logp, adv, mask, loss_type, cfg.eps_low, cfg.eps_high,
+                                         cfg.beta, ref_logp, max_len)
+            info = {"clip_frac": rl.clip_fraction(np.exp(logp - old_logp), adv[:, None] if adv.ndim == 1 else adv,
+                                                  mask, cfg.eps_low, cfg.eps_high)}
+            if cfg.beta > 0:
+                info["kl"] = float((rl.kl_k3(ref_logp - logp) * mask).sum() / mask.sum())
             dvalues = None
             if cfg.algo == "ppo":
-                wv = aggregate_weights(mask, "dapo")
+                wv = rl.aggregate_weights(mask, "dapo")
                 vloss = 0.5 * (wv * (values - ret) ** 2).sum()
                 dvalues = rows.reduce(cfg.vf_coef * wv * (values - ret))
                 loss += cfg.vf_coef * vloss
