@@ -55,10 +55,8 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     episodes). Returns ``(loss, grad)``, grad of shape (S, A), nonzero only in visited
     states; gradient *descent* on L is ascent on the weighted log-likelihood.
     """
-    instance(traj, ns.Trajectories, "traj")  # argcheck
     theta = ns._check_theta(theta)
     w = _per_action(traj, w)
-    one_of(loss_type, "loss_type", rl.LOSS_TYPES)  # argcheck
     cw = rl.aggregate_weights(traj.mask, loss_type) * w            # (n, T), 0 on padding
     m = traj.mask
     loss, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
