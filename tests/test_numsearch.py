@@ -224,6 +224,21 @@ def test_bad_inputs_raise_value_error():
         ns.rollout(pi, [3], rng, start=(5, 16, 4))
 
 
+def test_off_path_against_a_loop_over_games():
+    demos = ns.rollout(ns.binary_search_policy(), np.arange(1, 17), np.random.default_rng(0))
+    path = np.unique(demos.states[demos.mask])
+    theta = ns.weak_prior()
+    share, on_win, off_win = ns.off_path(theta, path, n=500, seed=3)
+    rng = np.random.default_rng(3)                                    # the same games, replayed
+    games = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=500), rng)
+    left = [any(games.mask[i, t] and games.states[i, t] not in set(path) for t in range(4)) for i in range(500)]
+    assert share == pytest.approx(sum(left) / 500)
+    assert on_win == pytest.approx(np.mean([games.reward[i] for i in range(500) if not left[i]]))
+    assert off_win == pytest.approx(np.mean([games.reward[i] for i in range(500) if left[i]]))
+    share, on_win, off_win = ns.off_path(np.zeros((ns.S, ns.A)), np.arange(ns.S), n=50)   # nothing is off the path
+    assert share == 0 and 0 <= on_win <= 1 and np.isnan(off_win)
+
+
 # ------------------------------------------------------------------ bad input, one table
 # (function, args, kwargs, the argument the ValueError's message must start with)
 _RNG = np.random.default_rng(0)
@@ -290,6 +305,11 @@ BAD_INPUTS = [
     (ns.openings, (np.zeros((3, 4)),), {}, "thetas"),
     (ns.openings, ("theta",), {}, "thetas"),
     (ns.state_values, (_PI[:3],), {}, "pi"),
+    (ns.off_path, (_TH, [ns.S]), {}, "path_states"),
+    (ns.off_path, (_TH, [1.5]), {}, "path_states"),
+    (ns.off_path, (_TH, [0]), {"n": 0}, "n"),
+    (ns.off_path, (_TH, [0]), {"seed": -1}, "seed"),
+    (ns.off_path, (_TH[:3], [0]), {}, "theta"),
 ]
 
 

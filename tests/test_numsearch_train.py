@@ -33,8 +33,9 @@ def test_loss_gradient_matches_finite_differences():
         assert np.sum(grad * d) == pytest.approx(fd, rel=1e-5)
 
 
-@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
-def test_loss_matches_rl_aggregate_loss(loss_type):
+@pytest.mark.parametrize("loss_type", rl.LOSS_TYPES)
+def test_loss_is_the_aggregated_weighted_logprob(loss_type):
+    """L = aggregate_loss of the per-guess −w log π (toy.rl's aggregation, pinned in test_rl.py)."""
     rng = np.random.default_rng(6)
     theta = rng.normal(size=(ns.S, ns.A))
     traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=30), rng)
