@@ -264,3 +264,11 @@ PART1_BAD_INPUTS = [
 def test_part1_figures_bad_input(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+def test_best_possible_draws_15_of_16(ax):
+    plots.best_possible(ax)
+    assert [tuple(ln.get_ydata()) for ln in ax.get_lines()] == [(15 / 16, 15 / 16)]
+    assert [t.get_text() for t in ax.texts] == ["best possible 15/16"] and ax.texts[0].get_position()[1] > 15 / 16
+    with pytest.raises(ValueError, match="^ax"):
+        plots.best_possible("ax")

@@ -241,6 +241,14 @@ def clip_objective(eps, advantages=(1.0, -1.0), h=1e-5):
 
 
 # ==== Part I
+def best_possible(ax, J=15 / 16, text="best possible 15/16"):
+    """The best success rate any Number Search policy reaches (15/16, §I.2): a dashed line, labelled."""
+    _axes(ax)
+    ax.axhline(J, color="k", ls="--", lw=1)
+    ax.text(0, J + 0.015, text, fontsize=8)
+    return ax
+
+
 def _curves_of(curves_by_key, name, n):
     """A dict of 1-D arrays of length n (one curve per key), else a ValueError naming it."""
     if not isinstance(curves_by_key, dict) or not curves_by_key:
@@ -360,7 +368,6 @@ def race(games, J_by_method, games_rest, J_rest, J_exact, styles=None):
     ax.plot(games_rest / 1000, mean, color=COLORS[5], marker=".", label=f"ReST, batch (mean of {len(J_rest)})")
     ax.fill_between(games_rest / 1000, mean - sd, mean + sd, color=COLORS[5], alpha=0.18, linewidth=0)
     ax.plot(games / 1000, J_exact, "k-", lw=1.3, label="exact gradient ascent (no sampling)")
-    ax.axhline(15 / 16, color="k", ls=":", lw=1)
-    ax.text(0, 15 / 16 + 0.01, "best possible 15/16", fontsize=8)
+    best_possible(ax)
     ax.legend(loc="lower right", ncol=2, fontsize=7.5)
     return fig
