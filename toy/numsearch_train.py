@@ -295,10 +295,8 @@ def degenerate_probability(p, G):
     """
     integer(G, "G", lo=1)  # argcheck
     p = as_array(p, "p")
-    if np.any((p < 0) | (p > 1)):
+    if np.any((p < 0) | (p > 1)):  # argcheck
         raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
-    if int(G) != G or G < 1:
-        raise ValueError(f"G must be a positive integer, got {G}")
     return p ** G + (1 - p) ** G
 
 
@@ -315,13 +313,10 @@ def group_update_size(p, G, advantage="grpo"):
     """
     from math import comb
     one_of(advantage, "advantage", ("grpo", "dr_grpo"))  # argcheck
-    integer(G, "G", lo=2)  # argcheck
-    if int(G) != G or G < 2:
-        raise ValueError(f"G must be an integer >= 2, got {G}")
+    G = integer(G, "G", lo=2)  # argcheck
     p = as_array(p, "p")
-    if np.any((p < 0) | (p > 1)):
+    if np.any((p < 0) | (p > 1)):  # argcheck
         raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
-    G = int(G)
     out = np.zeros_like(p)
     for k in range(G + 1):
         R = np.r_[np.ones(k), np.zeros(G - k)]                       # (G,) k successes
@@ -428,7 +423,7 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
         _, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
         theta[rows] -= cfg.lr * grad_rows
         hist["success"].append(R.reshape(K, -1).mean(axis=1))
-        hist["degenerate"].append(np.all(R == R[..., :1], axis=-1).mean(axis=-1) if G > 1 else np.full(K, np.nan))
+        hist["degenerate"].append(np.array([rl.degenerate_fraction(Rk) for Rk in R]) if G > 1 else np.full(K, np.nan))
         hist["b"].append(b.copy())
         hist["abs_w"].append(np.abs(w).mean(axis=1))
         b = cfg.decay * b + (1 - cfg.decay) * R.reshape(K, -1).mean(axis=1)
