@@ -470,9 +470,10 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
 
 
 def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
-    r"""Exact gradient ascent on J, the zero-variance reference for every sampled method:
-    :math:`\theta \leftarrow \theta + \text{lr}\cdot\nabla_\theta J(\theta)` with ∇J from
-    :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
+    r"""Exact gradient ascent on J, the zero-variance reference for every sampled method: like
+    every trainer here it descends a loss, L = −J, so
+    :math:`\theta \leftarrow \theta - \text{lr}\cdot\nabla_\theta L = \theta + \text{lr}\cdot\nabla_\theta J(\theta)`
+    with ∇J from :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
     normaliser (``advantage="reinforce"``) takes this step *in expectation*. Returns ``(theta,
     history)`` with ``eval_step`` and exact ``J``."""
     integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
@@ -481,7 +482,7 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     for step in range(steps):
         if step % eval_every == 0:
             _evaluate(theta, hist, step)
-        theta += lr * ns.exact_grad(theta)
+        theta -= lr * -ns.exact_grad(theta)                         # ∇L = −∇J
     _evaluate(theta, hist, steps)
     return theta, _as_arrays(hist)
 
