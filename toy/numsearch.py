@@ -38,7 +38,7 @@ __all__ = [
     "state_after",
     "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
-    "action_logprobs",
+    "action_logprobs", "off_path",
     "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
 ]
 
@@ -325,6 +325,21 @@ def action_logprobs(theta, traj):
     s = np.where(traj.mask, traj.states, 0)
     a = np.where(traj.mask, traj.guesses - 1, 0)
     return np.where(traj.mask, logp[s, a], 0.0)
+
+
+def off_path(theta, path_states, n=20_000, seed=0):
+    """Exposure bias, measured (§I.3): play ``n`` games with the sampled policy π_θ on hidden
+    numbers drawn uniformly from 1..N and split them by whether they ever reach a state outside
+    ``path_states`` (e.g. the states of the demonstrations). Returns (the share of games that
+    leave the path, the win rate of the games that stay on it, the win rate of those that leave;
+    a win rate is NaN when no game falls in its group)."""
+    path = int_array(path_states, "path_states", 0, S - 1, ndim=1)
+    n, seed = integer(n, "n", lo=1), integer(seed, "seed", lo=0)
+    rng = np.random.default_rng(seed)
+    games = rollout(policy_probs(theta), rng.integers(1, N + 1, size=n), rng)
+    left = (games.mask & ~np.isin(games.states, path)).any(axis=1)             # (n,)
+    win = lambda games_in: games.reward[games_in].mean() if games_in.any() else np.nan  # noqa: E731
+    return left.mean(), win(~left), win(left)
 
 
 # ------------------------------------------------------------------- exact computations
