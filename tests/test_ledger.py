@@ -1,0 +1,124 @@
+"""toy.ledger: verdicts on hand-made cases, counts against a naive count, the styled table read
+back from its HTML; bad input raises a ValueError naming the argument."""
+import re
+
+import numpy as np
+import pytest
+
+from toy import ledger as lg
+from toy.ledger import BEYOND, NOT, PARTLY, REPRODUCED, Ledger, close, holds, verdict
+
+
+@pytest.mark.parametrize("args, expected", [
+    ((0.36, 0.36, 0.0), REPRODUCED),                     # exact, tolerance 0
+    ((0.364, 0.36, 0.005), REPRODUCED),
+    ((0.37, 0.36, 0.005), NOT),
+    ((0.37, 0.36, 0.005, 0.02), PARTLY),
+    ((0.40, 0.36, 0.005, 0.02), NOT),
+    (([0.75, 0.0], [0.75, 0.0004], 5e-4), REPRODUCED),   # every entry within tol
+    (([0.75, 0.1], [0.75, 0.0], 5e-4), NOT),             # one entry outside
+    (([1.73, -0.58], 1.73, 0.01), NOT),                  # target broadcasts
+    ((-0.5, -0.5, 0), REPRODUCED),
+])
+def test_close_by_hand(args, expected):
+    assert close(*args) == expected
+
+
+@pytest.mark.parametrize("conditions, expected", [
+    ((True,), REPRODUCED), ((False,), NOT), ((True, True, True), REPRODUCED),
+    ((True, False, False), PARTLY), ((False, False), NOT), ((np.bool_(True), 1, "x"), REPRODUCED),
+])
+def test_holds_by_hand(conditions, expected):
+    assert holds(*conditions) == expected
+
+
+@pytest.mark.parametrize("ok, partly, expected", [
+    (True, False, REPRODUCED), (True, True, REPRODUCED), (False, True, PARTLY), (False, False, NOT),
+])
+def test_verdict_by_hand(ok, partly, expected):
+    assert verdict(ok, partly) == expected
+
+
+def _ledger():
+    led = Ledger()
+    led.claim("§2", "a", "16", "15", "wins = 16", NOT, note="off by one")
+    led.claim("§3", "b", "0.36", "0.358", "|Δ| ≤ 0.005", REPRODUCED)
+    led.claim("§5", "c", "remedy", "0.01", "J > 0.05", PARTLY)
+    led.claim("§6", "d", "—", "crossover at 8", "exists", BEYOND)
+    led.claim("§8", "e", "0.1875", "0.1875", "|Δ| ≤ 5e-4", REPRODUCED, kind="by construction")
+    led.claim("§9", "f", "1.73", "1.73", "|Δ| ≤ 0.005", NOT, kind="by construction")
+    return led
+
+
+def test_counts_against_a_naive_count():
+    led = _ledger()
+    for kind, prefix in [("experiment", "p1s12_"), ("by construction", "")]:
+        rows = [r for r in led.rows if r["kind"] == kind]
+        expected = {f"{prefix}n_claims": len(rows)}
+        for v in ("reproduced", "partly", "not reproduced", "beyond the lecture"):
+            expected[f"{prefix}n_{v.replace(' ', '_')}"] = len([r for r in rows if r["verdict"] == v])
+        assert led.counts(kind, prefix=prefix) == expected
+    assert led.counts(prefix="x_") == {"x_n_claims": 4, "x_n_reproduced": 1, "x_n_partly": 1,
+                                      "x_n_not_reproduced": 1, "x_n_beyond_the_lecture": 1}
+
+
+def test_frame_keeps_order_numbers_from_one_and_drops_an_empty_note_column():
+    led = _ledger()
+    df = led.frame()
+    assert list(df["claim"]) == ["a", "b", "c", "d"] and list(df.index) == [1, 2, 3, 4]
+    assert df.index.name == "#" and list(df.columns) == list(lg.COLUMNS)
+    assert df.loc[1, "note"] == "off by one" and df.loc[2, "note"] == ""
+    checks = led.frame("by construction")
+    assert list(checks["claim"]) == ["e", "f"] and "note" not in checks.columns
+    assert list(led.frame(verdicts=[PARTLY, NOT])["claim"]) == ["a", "c"]
+    assert list(led.frame(verdicts=[PARTLY, NOT]).index) == [1, 2]
+
+
+def test_listing_names_section_and_claim():
+    led = _ledger()
+    assert led.listing(NOT) == "§2: a"
+    assert led.listing(NOT, kind="by construction") == "§9: f"
+    assert led.listing(PARTLY) == "§5: c" and led.listing(REPRODUCED, "by construction") == "§8: e"
+
+
+def test_table_colours_each_verdict_cell_and_left_aligns_the_text():
+    html = _ledger().table(caption="Part I", uuid="led")._repr_html_()
+    assert "Part I" in html and 'id="T_led"' in html
+    for row, v in enumerate([NOT, REPRODUCED, PARTLY, BEYOND]):
+        col = lg.COLUMNS.index("verdict")
+        css = re.search(rf"#T_led_row{row}_col{col} \{{\s*background-color: (#[0-9a-f]+);", html)
+        assert css and css.group(1) == lg.COLOURS[v]
+    left = re.search(r"([^}]*)\{\s*text-align: left;", html).group(1)
+    for name in ("claim", "lecture says", "book", "criterion", "note"):
+        assert f"#T_led_row0_col{lg.COLUMNS.index(name)}" in left
+    assert f"#T_led_row0_col{lg.COLUMNS.index('verdict')}," not in left
+    assert repr(_ledger().table()).splitlines()[0].split() == ["§", "claim", "lecture", "says", "book",
+                                                               "criterion", "verdict", "note"]
+
+
+BAD_INPUTS = [
+    (close, (np.nan, 0.5, 0.1), {}, "value"),
+    (close, ("x", 0.5, 0.1), {}, "value"),
+    (close, (0.5, None, 0.1), {}, "target"),
+    (close, (0.5, 0.5, -0.1), {}, "tol"),
+    (close, (0.5, 0.5, [0.1, 0.2]), {}, "tol"),
+    (close, (0.5, 0.5, 0.1, 0.05), {}, "tol_partly"),
+    (close, (0.5, 0.5, 0.1, np.inf), {}, "tol_partly"),
+    (holds, (), {}, "conditions"),
+    (Ledger().claim, ("§1", "c", "l", "b", "crit", "yes"), {}, "verdict"),
+    (Ledger().claim, ("§1", "c", "l", "b", "crit", REPRODUCED), {"kind": "algebra"}, "kind"),
+    (Ledger().claim, ("§1", "c", "l", 0.5, "crit", REPRODUCED), {}, "book"),
+    (Ledger().claim, (1, "c", "l", "b", "crit", REPRODUCED), {}, "section"),
+    (Ledger().claim, ("§1", "c", "l", "b", "crit", REPRODUCED), {"note": None}, "note"),
+    (Ledger().counts, ("experiments",), {}, "kind"),
+    (Ledger().counts, (), {"prefix": 3}, "prefix"),
+    (Ledger().listing, ("wrong",), {}, "verdict"),
+    (Ledger().frame, (), {"verdicts": ["reproduced", "nope"]}, "verdicts"),
+    (Ledger().table, ("checks",), {}, "kind"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,0 +1,119 @@
+"""A reproduction ledger: each of a lecture's claims, the book's value and a verdict decided in code.
+
+Every part of the book ends with one (§I.12, §II.7, §III.7), written the same way::
+
+    ledger = Ledger()
+    ledger.claim("§9", "one win counts more on a hard instance", "+1.73 vs +0.58",
+                 f"{a:+.3f} vs {b:+.3f}", "Â(x2 win) > Â(x3 win)", holds(a > b))
+    glue("", **ledger.counts(prefix="p1s12_"))      # p1s12_n_claims, p1s12_n_reproduced, ...
+    ledger.table(caption="Part I: the lecture's claims and what the book computes")
+
+A verdict is one of ``VERDICTS``: *reproduced*, *partly*, *not reproduced*, or *beyond the
+lecture* (an experiment the lecture does not run). ``close``, ``holds`` and ``verdict`` turn a
+number or a few conditions into one. A row is an ``"experiment"`` (a phenomenon of training or
+sampling) or ``"by construction"`` (a calibration we chose, an exercise's closed-form answer):
+the two are counted and shown apart, because the second kind cannot fail for an interesting
+reason.
+"""
+import numpy as np
+
+from ._check_args import as_array, nonneg, one_of
+
+REPRODUCED, PARTLY, NOT, BEYOND = "reproduced", "partly", "not reproduced", "beyond the lecture"
+VERDICTS = (REPRODUCED, PARTLY, NOT, BEYOND)
+KINDS = ("experiment", "by construction")
+COLOURS = {REPRODUCED: "#e3f1e6", PARTLY: "#fbf1d6", NOT: "#f8dcd6", BEYOND: "#e2e8f4"}
+COLUMNS = ("§", "claim", "lecture says", "book", "criterion", "verdict", "note")
+_TEXT = ["claim", "lecture says", "book", "criterion", "note"]       # left-aligned in the table
+
+__all__ = ["Ledger", "close", "holds", "verdict", "VERDICTS", "KINDS",
+           "REPRODUCED", "PARTLY", "NOT", "BEYOND"]
+
+
+def verdict(ok, partly=False):
+    """*reproduced* if ``ok``, else *partly* if ``partly``, else *not reproduced*."""
+    return REPRODUCED if bool(ok) else PARTLY if bool(partly) else NOT
+
+
+def close(value, target, tol, tol_partly=None):
+    """A number (or every entry of an array) against the lecture's: *reproduced* if
+    |value − target| ≤ tol everywhere, *partly* if ≤ tol_partly everywhere, else *not reproduced*."""
+    value, target = as_array(value, "value"), as_array(target, "target")
+    tol = nonneg(tol, "tol")
+    if tol_partly is not None and nonneg(tol_partly, "tol_partly") < tol:
+        raise ValueError(f"tol_partly must be >= tol = {tol}, got {tol_partly}")
+    gap = np.abs(value - target).max(initial=0.0)
+    return verdict(gap <= tol, tol_partly is not None and gap <= tol_partly)
+
+
+def holds(*conditions):
+    """A statement made of several parts: all hold → *reproduced*, some → *partly*, none → *not
+    reproduced*. One condition: *reproduced* or *not reproduced*."""
+    if not conditions:
+        raise ValueError("conditions must hold at least one condition, got none")
+    n = sum(bool(c) for c in conditions)
+    return verdict(n == len(conditions), n > 0)
+
+
+class Ledger:
+    """The rows of one part's ledger, in the order they are claimed."""
+
+    def __init__(self):
+        self.rows = []
+
+    def claim(self, section, claim, lecture_says, book, criterion, verdict, kind="experiment", note=""):
+        """One row: where the book shows it, the claim, what the lecture says (quoted), what the
+        book computes, the criterion of the verdict, the verdict (``close`` / ``holds`` /
+        ``verdict``, or *beyond the lecture*), its kind and an optional note."""
+        for name, text in [("section", section), ("claim", claim), ("lecture_says", lecture_says),
+                           ("book", book), ("criterion", criterion), ("note", note)]:
+            if not isinstance(text, str):
+                raise ValueError(f"{name} must be a string, got {type(text).__name__}")
+        one_of(verdict, "verdict", VERDICTS), one_of(kind, "kind", KINDS)
+        self.rows.append({"§": section, "claim": claim, "lecture says": lecture_says, "book": book,
+                          "criterion": criterion, "verdict": verdict, "note": note, "kind": kind})
+
+    def _select(self, kind, verdicts):
+        one_of(kind, "kind", KINDS)
+        if verdicts is not None:
+            for v in verdicts:
+                one_of(v, "verdicts", VERDICTS)
+        return [r for r in self.rows if r["kind"] == kind and (verdicts is None or r["verdict"] in verdicts)]
+
+    def counts(self, kind="experiment", prefix=""):
+        """The number of rows of ``kind`` and of each verdict among them, named for ``toy.glue``:
+        ``{prefix}n_claims``, ``{prefix}n_reproduced``, ``{prefix}n_partly``,
+        ``{prefix}n_not_reproduced``, ``{prefix}n_beyond_the_lecture``."""
+        if not isinstance(prefix, str):
+            raise ValueError(f"prefix must be a string, got {type(prefix).__name__}")
+        rows = self._select(kind, None)
+        out = {f"{prefix}n_claims": len(rows)}
+        for v in VERDICTS:
+            out[f"{prefix}n_{v.replace(' ', '_')}"] = sum(r["verdict"] == v for r in rows)
+        return out
+
+    def listing(self, verdict, kind="experiment"):
+        """"§: claim; §: claim; …" for the rows with this verdict (for the prose)."""
+        one_of(verdict, "verdict", VERDICTS)
+        return "; ".join(f"{r['§']}: {r['claim']}" for r in self._select(kind, [verdict]))
+
+    def frame(self, kind="experiment", verdicts=None):
+        """The rows of ``kind`` (only those with one of ``verdicts``, if given) as a DataFrame
+        numbered from 1 (index "#"); the note column only if some row has a note."""
+        import pandas as pd
+        rows = self._select(kind, verdicts)
+        columns = [c for c in COLUMNS if c != "note" or any(r["note"] for r in rows)]
+        df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
+        df.index = pd.RangeIndex(1, len(df) + 1, name="#")
+        return df
+
+    def table(self, kind="experiment", verdicts=None, caption=None, uuid="ledger"):
+        """``frame`` in the book's table style, each verdict on its colour (``COLOURS``), the text
+        columns left-aligned."""
+        from . import plots
+        df = self.frame(kind, verdicts)
+        t = plots.table(df, caption=caption, uuid=uuid)
+        t.styler = t.styler.map(lambda v: f"background-color: {COLOURS[v]}" if v in COLOURS else "",
+                                subset=["verdict"]).set_properties(
+            subset=[c for c in _TEXT if c in df.columns], **{"text-align": "left"})
+        return t
