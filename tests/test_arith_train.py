@@ -115,6 +115,34 @@ def test_reinforce_learns_reproducibly(data):
     assert h["samples"][-1] == 30 * 16 * 8
 
 
+def _reinforce_loop(train, test, cfg, seed):
+    """The textbook loop for one seed: sample, advantages, one pg_step."""
+    rng, model, b = np.random.default_rng(seed), A.Model(), None
+    pass1 = [A.pass1_exact(model, test)]
+    for _ in range(cfg.steps):
+        batch = train.subset(rng.choice(len(train), size=cfg.n_prompts, replace=False))
+        s = A.sample(model, batch, cfg.G, rng)
+        r = A.verify(s, batch)
+        b = r.mean() if b is None else b
+        adv = rl.advantages(r, cfg.advantage, b)
+        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * r.mean()
+        T.pg_step(model, s, adv, cfg.lr)
+        pass1.append(A.pass1_exact(model, test))
+    return np.array(pass1), model.delta
+
+
+@pytest.mark.parametrize("advantage", ["rft", "baseline", "rloo", "grpo"])
+def test_reinforce_seeds_is_exactly_the_loop_over_seeds(data, advantage):
+    train, test = data
+    cfg = T.ReinforceConfig(advantage, steps=4, G=4, n_prompts=8)
+    many = T.reinforce_seeds(train, test, cfg, seeds=(3, 0, 7))
+    for seed, h in zip((3, 0, 7), many):
+        pass1, delta = _reinforce_loop(train, test, cfg, seed)
+        np.testing.assert_array_equal(h["pass1"], pass1)
+        np.testing.assert_array_equal(h["model"].delta, delta)
+        np.testing.assert_array_equal(T.reinforce(train, test, cfg, seed=seed)["pass1"], pass1)
+
+
 def test_mean_abs_advantage_order_at_start(data):
     train, test = data
     first = {k: np.mean([T.reinforce(train, test, T.ReinforceConfig(k, steps=1), seed=s)["mean_abs_adv"][0]
@@ -306,6 +334,9 @@ BAD_INPUTS = [
     (T.ReinforceConfig, (), {"baseline_decay": 2}, "baseline_decay"),
     (T.reinforce, (_TR, "test"), {}, "test"),
     (T.reinforce, (_TR, _TE), {"seed": None}, "seed"),
+    (T.reinforce_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
+    (T.reinforce_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seed"),
+    (T.reinforce_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
     (T.GRPOConfig, (), {"G": 1}, "config.G"),
     (T.GRPOConfig, (), {"n_prompts": 0}, "config.n_prompts"),
     (T.GRPOConfig, (), {"steps": 0}, "config.steps"),

@@ -185,3 +185,25 @@ def test_show_leaves_out_marked_input_checks():
     src = repr(show(rl.grpo_advantages))
     assert "# argcheck" not in src and "eps = nonneg(eps" in src
     assert src.rstrip().endswith("return _squeeze_like((r - mean) / (std + eps), rewards)")
+
+
+# ==== Part II
+
+def test_errorbars_draws_the_seed_mean_and_one_standard_error(ax):
+    x = np.array([10, 30, 100])
+    v = np.array([[0.1, 0.5, 0.9], [0.3, 0.7, 0.8], [0.2, 0.3, 1.0]])
+    plots.errorbars(ax, x, {"a": v}, log_x=True, ylim=(0, 1))
+    c = ax.containers[0]
+    np.testing.assert_allclose(c.lines[0].get_ydata(), [np.mean(col) for col in v.T])
+    segs = c.lines[2][0].get_segments()                               # one vertical bar per x
+    se = [math.sqrt(sum((y - np.mean(col)) ** 2 for y in col) / 2) / math.sqrt(3) for col in v.T]
+    np.testing.assert_allclose([s[1, 1] - s[0, 1] for s in segs], 2 * np.array(se))
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["10", "30", "100"]
+
+
+BAD_INPUTS += [
+    (plots.errorbars, (None, [1, 2], {"a": np.ones((3, 2))}), {}, "ax"),
+    (plots.errorbars, (_AX, [1, 2], []), {}, "series"),
+    (plots.errorbars, (_AX, [1, 2], {"a": np.ones((3, 3))}), {}, "series"),
+    (plots.errorbars, (_AX, [1, 2], {"a": np.ones((1, 2))}), {}, "series"),
+]

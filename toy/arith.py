@@ -319,18 +319,38 @@ def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     n = integer(n, "n", lo=1)
     generator(rng)
     logp_table = model.log_probs(temperature, hint)                          # (C, K)
-    ctx = np.broadcast_to(problems.context[:, None, :], (len(problems), n, problems.context.shape[1]))
+    method, slip = _draw(logp_table, problems.context, n, rng)
+    return _samples(problems, method, _run(problems, method, slip), logp_table)
+
+
+def _draw(logp_table, context, n, rng):
+    """The random part of :func:`sample`: methods (P, n, L) (−1 on padding) and slip amounts."""
+    ctx = np.broadcast_to(context[:, None, :], (len(context), n, context.shape[1]))
     real = ctx >= 0
     probs = np.exp(logp_table)[np.where(real, ctx, 0)]                       # (P, n, L, K)
     method = np.where(real, sample_categorical(probs, rng), -1)              # (P, n, L)
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
+    return method, slip
+
+
+def _run(problems, method, slip, real=None):
+    """Execute sampled ``method`` codes (P, n, L) step by step from each problem's start: the
+    final values (P, n). ``real`` (P, n, L) marks the steps that exist (default: method ≥ 0)."""
+    real = method >= 0 if real is None else real
     v = np.broadcast_to(problems.start[:, None], method.shape[:2]).astype(np.int64)
     for t in range(method.shape[2]):
         step = _apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
                              method[:, :, t], slip[:, :, t])
         v = np.where(real[:, :, t], step, v)
+    return v
+
+
+def _samples(problems, method, answer, logp_table):
+    """The :class:`Samples` of ``method`` (P, n, L) with final values ``answer`` (P, n)."""
+    ctx = np.broadcast_to(problems.context[:, None, :], method.shape)
+    real = ctx >= 0
     logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
-    return Samples(method, np.array(ctx), v, logp)
+    return Samples(method, np.array(ctx), answer, logp)
 
 
 VERIFIERS = ("exact", "units")

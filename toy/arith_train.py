@@ -24,10 +24,11 @@ import numpy as np
 
 from . import rl
 from ._check_args import as_array, flag, function, instance, integer, one_of, positive, real, seed as check_seed
-from .arith import Model, Problems, Samples, pass1_exact, sample, step_entropy, verify, VERIFIERS
+from .arith import (Model, Problems, Samples, VERIFIERS, _draw as _draw_methods, _run, _samples, pass1_exact,
+                    sample, step_entropy, verify)
 from .prob import log_softmax_table_grad
 
-__all__ = ["sft", "STaRConfig", "star", "ReinforceConfig", "pg_step", "reinforce", "GRPOConfig",
+__all__ = ["sft", "STaRConfig", "star", "ReinforceConfig", "pg_step", "reinforce", "reinforce_seeds", "GRPOConfig",
            "dapo_config", "shaped_reward", "grpo_step", "grpo"]
 
 
@@ -193,38 +194,72 @@ def pg_step(model, s, adv, lr):
     instance(model, Model, "model"), instance(s, Samples, "s"), positive(lr, "lr")  # argcheck
     if np.shape(adv) != s.method.shape[:2]:  # argcheck
         raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {np.shape(adv)}")
-    B, G, L = s.method.shape
-    dlogp = -np.broadcast_to(adv[:, :, None], (B, G, L))              # ∂(−Σ A log π)/∂log π
-    model.delta -= lr * _table_grad(model, s, dlogp) / adv.size
+    _descend(model.delta, model.probs(), s.context, s.method, adv, lr, adv.size)
+
+
+def _descend(delta, probs, rows, method, adv, lr, n):
+    """``delta -= lr·∇L`` for L = −(1/n) Σ_i A_i Σ_t log π(a_it | row_it); rows −1 are padding."""
+    real = rows >= 0
+    dlogp = -np.broadcast_to(adv[:, :, None], rows.shape)            # ∂(−Σ A log π)/∂log π
+    delta -= lr * log_softmax_table_grad(probs, rows[real], method[real], dlogp[real]) / n
 
 
 def reinforce(train, test, cfg=None, seed=0):
     r"""REINFORCE: per batch of ``cfg.n_prompts`` problems × ``cfg.G`` samples, one step of
-    :func:`pg_step` with the advantage ``cfg.advantage`` (:func:`toy.rl.advantages`).
+    :func:`pg_step` with the advantage ``cfg.advantage`` (:func:`toy.rl.advantages`); the run of
+    one seed of :func:`reinforce_seeds`.
 
     History (index 0 = before training for ``pass1``/``entropy``/``p_correct``/``delta``; per
     batch otherwise): ``pass1`` (test, exact), ``entropy``, ``p_correct``, ``delta``,
     ``train_reward``, ``mean_abs_adv``, ``degenerate``, ``samples`` (cumulative), and ``model``.
     """
+    return reinforce_seeds(train, test, cfg, [seed])[0]
+
+
+def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
+    r""":func:`reinforce` for several seeds at once, vectorised over seeds: seed s gives exactly
+    the run ``reinforce(train, test, cfg, seed=s)`` (each seed draws its batches and samples from
+    its own ``default_rng(s)``), but all seeds' solutions are executed as one batch and their
+    tables Δ, stacked (seeds · C, methods), take each step together. Returns one history per seed."""
     cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
-    _check_sets(train, test, cfg.n_prompts), check_seed(seed)  # argcheck
-    rng = np.random.default_rng(seed)
-    model, h, b = Model(), _new_history(), None
-    _log_eval(h, model, test)
+    _check_sets(train, test, cfg.n_prompts)  # argcheck
+    seeds = [check_seed(x) for x in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    K, B, G = len(seeds), cfg.n_prompts, cfg.G
+    rngs = [np.random.default_rng(x) for x in seeds]
+    models = [Model() for _ in seeds]
+    delta = np.zeros((K,) + models[0].delta.shape)                   # (K, C, M): every seed's Δ
+    for k, m in enumerate(models):
+        m.delta = delta[k]                                            # a view: one step moves all
+    C = delta.shape[1]
+    hs, b = [_new_history() for _ in seeds], None
+    for h, m in zip(hs, models):
+        _log_eval(h, m, test)
     for step in range(cfg.steps):
-        batch = _draw(train, cfg.n_prompts, rng)
-        s = sample(model, batch, cfg.G, rng)                         # (B, G, L)
-        r = verify(s, batch)                                         # (B, G)
-        b = r.mean() if b is None else b
-        A = rl.advantages(r, cfg.advantage, b)                       # (B, G)
-        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * r.mean()
-        pg_step(model, s, A, cfg.lr)
-        h["train_reward"].append(r.mean())
-        h["mean_abs_adv"].append(np.abs(A).mean())
-        h["degenerate"].append(rl.degenerate_fraction(r))
-        h["samples"].append((step + 1) * r.size)
-        _log_eval(h, model, test)
-    return _finish(h, model)
+        batches = [_draw(train, B, rng) for rng in rngs]
+        tables = [m.log_probs() for m in models]                     # (C, M) each
+        draws = [_draw_methods(t, bt.context, G, rng) for t, bt, rng in zip(tables, batches, rngs)]
+        batch = _concat(batches)                                      # (K·B) problems
+        answer = _run(batch, np.concatenate([d[0] for d in draws]), np.concatenate([d[1] for d in draws]))
+        s = _concat_samples([(_samples(bt, d[0], answer[k * B:(k + 1) * B], t), slice(None))
+                             for k, (bt, d, t) in enumerate(zip(batches, draws, tables))])   # (K·B, G, L)
+        r = verify(s, batch)                                          # (K·B, G)
+        rk = r.reshape(K, B, G)
+        mean_r = np.array([x.mean() for x in rk])                     # (K,) per seed
+        b = mean_r if b is None else b
+        A = rl.advantages(r, cfg.advantage, np.repeat(b, B)[:, None])    # (K·B, G)
+        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * mean_r
+        rows = np.where(s.context >= 0, s.context + C * np.repeat(np.arange(K), B)[:, None, None], -1)
+        probs = np.concatenate([m.probs() for m in models])           # (K·C, M)
+        _descend(delta.reshape(K * C, -1), probs, rows, s.method, A, cfg.lr, B * G)
+        for k, (h, m) in enumerate(zip(hs, models)):
+            h["train_reward"].append(mean_r[k])
+            h["mean_abs_adv"].append(np.abs(A[k * B:(k + 1) * B]).mean())
+            h["degenerate"].append(rl.degenerate_fraction(rk[k]))
+            h["samples"].append((step + 1) * B * G)
+            _log_eval(h, m, test)
+    return [_finish(h, m.copy()) for h, m in zip(hs, models)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -91,13 +91,7 @@ def sample(model, problems, n, rng, temperature=1.0):
     as_arith = np.select([method == USUAL, method == RARE, method == BUG],
                          [usual_as, rare_as, arith.BUG], arith.SLIP)
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
-    v = np.broadcast_to(problems.start[:, None], (P, n)).astype(np.int64)
-    for t in range(L):
-        step = arith._apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
-                      as_arith[:, :, t], slip[:, :, t])
-        v = np.where(real[:, :, t], step, v)
-    logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
-    return arith.Samples(method, np.array(ctx), v, logp)
+    return arith._samples(problems, method, arith._run(problems, as_arith, slip, real), logp_table)
 
 
 def verify(samples, problems):

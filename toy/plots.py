@@ -238,3 +238,26 @@ def clip_objective(eps, advantages=(1.0, -1.0), h=1e-5):
     ax2.set(ylim=(-1.3 * lim / 1.05, 1.3 * lim / 1.05), title="Its slope in ρ: 0 where the clip is active")
     ax1.legend(loc="upper left")
     return fig
+
+
+# ==== Part II
+
+def errorbars(ax, x, series, styles=None, xlabel=None, ylabel=None, title=None, ylim=None, log_x=False):
+    """Mean ± one standard error over seeds at a few x values (a sweep): ``series`` maps a label
+    to an array (seeds, len(x)); ``styles`` maps a label to extra ``ax.errorbar`` keyword
+    arguments (default: ``fmt="o-"``, the next colour). With ``log_x`` the x axis is
+    logarithmic and its ticks are the x values."""
+    _axes(ax), instance(series, dict, "series")
+    x = np.asarray(x)
+    for i, (label, values) in enumerate(series.items()):
+        v = np.asarray(values, dtype=float)
+        if v.ndim != 2 or v.shape[1] != len(x) or v.shape[0] < 2:
+            raise ValueError(f"series {label!r} must have shape (seeds >= 2, {len(x)}), got {v.shape}")
+        kw = {"fmt": "o-", "capsize": 3, "color": COLORS[i % len(COLORS)], "label": label}
+        kw.update((styles or {}).get(label, {}))
+        ax.errorbar(x, v.mean(0), yerr=v.std(0, ddof=1) / np.sqrt(len(v)), **kw)
+    if log_x:
+        ax.set_xscale("log")
+        ax.set_xticks(x, [f"{t:g}" for t in x])
+    ax.set(**{k: v for k, v in (("xlabel", xlabel), ("ylabel", ylabel), ("title", title), ("ylim", ylim)) if v is not None})
+    return ax
