@@ -10,7 +10,15 @@ from toy import check, numsearch as ns
 from toy.check import _core
 
 
-from test_numsearch_check import right_narrow as narrow  # noqa: E402  the same reference, once
+def right_narrow(lo, hi, guess, feedback):
+    if feedback == "higher":
+        return max(lo, guess + 1), hi
+    if feedback == "lower":
+        return lo, min(hi, guess - 1)
+    return lo, hi
+
+
+narrow = right_narrow
 
 
 def logprob(theta, guesses, target):                     # Σ_t log softmax(θ_{s_t})[a_t], one step at a time
@@ -226,3 +234,91 @@ def test_dynamic_sampling_checker(capsys):
     check_part2.dynamic_sampling_groups(lambda p, G, n: right(p, G, n) if G == 2 else 0.0)
     out = capsys.readouterr().out                                        # the lecture's exercise 5: ≈ 28
     assert "lecture (b): p = 0.9, G = 8, 16 groups': expected 28.09" in out
+
+
+# ==== the Number Search checkers (toy.check.part1_numsearch): right answers pass, typical
+# mistakes get their hint, nothing raises
+from toy.check import part1_numsearch as check_ns  # noqa: E402
+
+
+def test_narrow_interval(capsys):
+    check_ns.narrow_interval(right_narrow)
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.narrow_interval(lambda lo, hi, g, f: (g + 1, hi) if f == "higher" else right_narrow(lo, hi, g, f))
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "hint" in out
+    check_ns.narrow_interval(lambda *a: 1 / 0)
+    assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_trajectory_logprob(capsys):
+    check_ns.trajectory_logprob(logprob)
+    assert capsys.readouterr().out.startswith("✓")
+    # a classic slip: the state *after* the guess instead of before it
+    wrong = lambda th, gs, x: sum(np.log(ns.policy_probs(th)[ns.state_index(*ns.state_after(gs[:t + 1], x)), g - 1])  # noqa: E731
+                                  for t, g in enumerate(gs) if t + 1 < len(gs))
+    check_ns.trajectory_logprob(wrong)
+    assert capsys.readouterr().out.startswith("✗")
+
+
+def test_rest_filter(capsys):
+    check_ns.rest_filter(lambda r: (np.asarray(r) == 1).astype(float))
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.rest_filter(lambda r: None)
+    assert "returned None" in capsys.readouterr().out
+
+
+def right_loss(logp, m, R):
+    return -float(np.sum(np.asarray(R)[:, None] * m * logp)) / len(R)
+
+
+def test_masked_pg_loss_checker(capsys):
+    check_ns.masked_pg_loss(right_loss)
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.masked_pg_loss(lambda logp, m, R: -float(np.sum(np.asarray(R)[:, None] * logp)) / len(R))
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "mask" in out
+    check_ns.masked_pg_loss(lambda logp, m, R: -float(np.sum(np.asarray(R)[:, None] * m * logp)))
+    assert "divide the sum by n" in capsys.readouterr().out
+    check_ns.masked_pg_loss(lambda *a: None)
+    assert "returned None" in capsys.readouterr().out
+    check_ns.masked_pg_loss(lambda *a: 1 / 0)
+    assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_reinforce_estimate_checker(capsys):
+    check_ns.reinforce_estimate(reinforce)
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.reinforce_estimate(lambda th, tr: -reinforce(th, tr))
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "one-hot(a) − π" in out
+    check_ns.reinforce_estimate(lambda th, tr: len(tr) * reinforce(th, tr))
+    assert "divide the sum by n" in capsys.readouterr().out
+    check_ns.reinforce_estimate(lambda th, tr: np.zeros(3))
+    assert "shape" in capsys.readouterr().out
+
+
+def test_grpo_advantages_checker(capsys):
+    check_ns.grpo_advantages(rl.grpo_advantages)
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.grpo_advantages(lambda R: (np.asarray(R) - np.mean(R)) / (np.std(R) + 1e-4))
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "within each group" in out
+    check_ns.grpo_advantages(rl.dr_grpo_advantages)
+    assert "Dr. GRPO" in capsys.readouterr().out
+    check_ns.grpo_advantages(lambda R: 1 / 0)
+    assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_dr_grpo_token_weights_checker(capsys):
+    def right(R, m):
+        G, T = np.shape(m)
+        return np.asarray(m) * (R - np.mean(R))[:, None] / (G * T)
+
+    check_ns.dr_grpo_token_weights(right)
+    assert capsys.readouterr().out.startswith("✓")
+    check_ns.dr_grpo_token_weights(
+        lambda R, m: rl.aggregate_weights(m, "grpo") * rl.dr_grpo_advantages(R)[:, None])
+    assert "1/|y_j|" in capsys.readouterr().out
+    check_ns.dr_grpo_token_weights(lambda R, m: None)
+    assert "None" in capsys.readouterr().out

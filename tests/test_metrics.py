@@ -38,6 +38,34 @@ def test_pass_at_k_lecture16_exercise6():
     assert metrics.pass_at_k(n, int(0.9 * n), 16) == pytest.approx(1.0, abs=1e-9)
 
 
+def test_pass_at_k_exact_by_enumerating_every_outcome():
+    """P(at least one of k samples right), summed over all 2^k right/wrong outcomes."""
+    for p, k in [(0.1, 1), (0.1, 16), (0.37, 5), (0.9, 3), (0.0, 4), (1.0, 2)]:
+        brute = sum(np.prod([p if o else 1 - p for o in outcome])
+                    for outcome in itertools.product([0, 1], repeat=k) if any(outcome))
+        assert metrics.pass_at_k_exact(p, k) == pytest.approx(brute, abs=1e-10)
+    assert metrics.pass_at_k_exact(0.1, 16) == pytest.approx(0.81, abs=0.005)       # lecture 16, exercise 6
+
+
+def test_pass_at_k_exact_is_the_mean_of_the_unbiased_estimate():
+    """E over c ~ Binomial(n, p) of pass_at_k(n, c, k) is exactly 1 − (1 − p)^k (unbiasedness)."""
+    n = 12
+    c = np.arange(n + 1)
+    for p in (0.05, 0.3, 0.8):
+        pmf = np.array([comb(n, j) * p ** j * (1 - p) ** (n - j) for j in c])
+        for k in (1, 4, 12):
+            assert pmf @ metrics.pass_at_k(n, c, k) == pytest.approx(metrics.pass_at_k_exact(p, k), abs=1e-12)
+
+
+def test_pass_at_k_exact_shapes():
+    p = np.array([[0.1, 0.5], [0.0, 1.0], [0.25, 0.75]])
+    curve = metrics.pass_at_k_exact(p, [1, 2, 8])
+    assert curve.shape == (3, 2, 3)
+    for j, k in enumerate([1, 2, 8]):
+        np.testing.assert_array_equal(curve[..., j], metrics.pass_at_k_exact(p, k))
+    assert isinstance(metrics.pass_at_k_exact(0.5, 2), float) and metrics.pass_at_k_exact(0.5, 2) == 0.75
+
+
 def test_pass_at_k_bad_input():
     with pytest.raises(ValueError, match="k must be <= n"):
         metrics.pass_at_k(4, 1, 5)
@@ -134,6 +162,13 @@ def test_pass_at_k_large_counts_against_exact_integers(n, c, k):
 # ------------------------------------------------------------------ bad input, one table
 # (function, args, kwargs, the argument the ValueError's message must start with)
 BAD_INPUTS = [
+    (metrics.pass_at_k_exact, (1.5, 2), {}, "p"),
+    (metrics.pass_at_k_exact, ([0.5, np.nan], 2), {}, "p"),
+    (metrics.pass_at_k_exact, ("0.5", 2), {}, "p"),
+    (metrics.pass_at_k_exact, (0.5, 0), {}, "k"),
+    (metrics.pass_at_k_exact, (0.5, 2.5), {}, "k"),
+    (metrics.pass_at_k_exact, (0.5, [[1, 2]]), {}, "k"),
+    (metrics.pass_at_k_exact, (0.5, [1, 0]), {}, "k"),
     (metrics.pass_at_k, (4, 1, None), {}, "k"),
     (metrics.pass_at_k, (4, 1, np.inf), {}, "k"),
     (metrics.pass_at_k, (4, 1, np.nan), {}, "k"),

@@ -1,4 +1,4 @@
-"""Number Search: environment, exact J and ∇J, the unified loss, trainers.
+"""toy.numsearch: the environment, exact J and ∇J, values and openings.
 
 Every check compares against an independent reference: a naive per-episode loop, brute-force
 enumeration of histories, closed forms, finite differences, Monte Carlo averages.
@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 from toy import numsearch as ns
-from toy import numsearch_train as nt
-from toy import rl
 
 
 # ------------------------------------------------------------------ naive references
@@ -98,7 +96,7 @@ def test_short_episode_is_padded():
 
 
 def test_binary_search_wins_15_of_16_and_nothing_wins_more():
-    traj = nt.demonstrations()                         # binary search, targets 1..16
+    traj = ns.rollout(ns.binary_search_policy(), np.arange(1, 17), np.random.default_rng(0))   # targets 1..16
     assert np.all(traj.length <= 4)
     assert list(np.flatnonzero(traj.reward == 0) + 1) == [16]   # it misses only 16
     assert ns.exact_J(ns.binary_search_policy()) == pytest.approx(15 / 16)
@@ -117,7 +115,6 @@ def test_reference_policies_closed_forms():
     assert 0.3 < ns.exact_J(ns.policy_probs(ns.weak_prior())) < 0.6       # weak, not optimal
 
 
-# -------------------------------------------------------------------- exact J and ∇J
 def test_exact_J_matches_enumeration_of_histories():
     pi = sparse_random_policy(np.random.default_rng(1))
     per = ns.exact_J(pi, per_target=True)
@@ -146,24 +143,6 @@ def test_exact_grad_matches_finite_differences():
     assert np.sum(g * d) == pytest.approx((J_of(theta + h * d) - J_of(theta - h * d)) / (2 * h), rel=1e-5)
 
 
-@pytest.mark.parametrize("b", [0.0, 0.5])
-def test_reinforce_estimate_is_unbiased(b):
-    """Mean of −∇L with w = R − b over many episodes → exact ∇J (any constant b)."""
-    rng = np.random.default_rng(4)
-    theta = ns.weak_prior()
-    pi = ns.policy_probs(theta)
-    exact = ns.exact_grad(theta)
-    rows = [ns.state_index(1, 16, 4), ns.state_index(2, 16, 3)]
-    est = []
-    for _ in range(20):
-        traj = ns.rollout(pi, rng.integers(1, 17, size=20_000), rng)
-        _, grad = nt.weighted_logprob_loss(theta, traj, traj.reward - b)
-        est.append(-grad[rows])
-    est = np.array(est)                                   # (batches, 2, A)
-    se = est.std(axis=0) / np.sqrt(len(est))
-    assert np.all(np.abs(est.mean(axis=0) - exact[rows]) < 5 * se + 1e-4)
-
-
 def test_advantage_after_8_higher_12_lower():
     """Uniform on {9,10,11} with 2 guesses left, then (with 1 left) any feasible guess:
     Q(10) = 1, Q(11) = 1/3 + 2/3 · 1/2 = 2/3, V = (1 + 2/3 + 2/3)/3 = 7/9."""
@@ -177,75 +156,48 @@ def test_advantage_after_8_higher_12_lower():
     assert Q[13 - 1] == pytest.approx(1 / 3)            # 13 is already excluded: a wasted guess
 
 
-# ------------------------------------------------------------------ the unified loss
-def test_loss_gradient_matches_finite_differences():
-    rng = np.random.default_rng(5)
-    theta = rng.normal(size=(ns.S, ns.A))
-    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=50), rng)
-    w = rng.normal(size=(50, 4))
-    for loss_type in nt.LOSS_TYPES:
-        _, grad = nt.weighted_logprob_loss(theta, traj, w, loss_type)
-        d = rng.normal(size=theta.shape)
-        L = lambda th: nt.weighted_logprob_loss(th, traj, w, loss_type)[0]  # noqa: E731
-        fd = (L(theta + 1e-6 * d) - L(theta - 1e-6 * d)) / 2e-6
-        assert np.sum(grad * d) == pytest.approx(fd, rel=1e-5)
+def test_select_concat_and_mid_game_start():
+    traj = ns.replay([[8, 12, 10, 11], [1, 2, 3, 4], [11]], 11)
+    kept = traj.select(traj.reward == 1)
+    assert len(kept) == 2 and list(kept.length) == [4, 1]
+    both = ns.Trajectories.concat([kept, traj.select([1])])
+    assert list(both.reward) == [1, 1, 0]
+    # a game started at "9..11 with 2 guesses left": binary search guesses 10, then wins
+    mid = ns.rollout(ns.binary_search_policy(), [9, 10, 11], np.random.default_rng(0), start=(9, 11, 2))
+    assert list(mid.reward) == [1, 1, 1] and list(mid.guesses[:, 0]) == [10, 10, 10]
+    assert ns.exact_J(ns.binary_search_policy(), start=(9, 11, 2)) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
-def test_loss_matches_rl_aggregate_loss(loss_type):
-    rng = np.random.default_rng(6)
-    theta = rng.normal(size=(ns.S, ns.A))
-    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=30), rng)
-    w = rng.normal(size=30)
-    per_token = -w[:, None] * ns.action_logprobs(theta, traj)
-    ref = rl.aggregate_loss(per_token, traj.mask.astype(float), loss_type, max_len=4)
-    assert nt.weighted_logprob_loss(theta, traj, w, loss_type)[0] == pytest.approx(ref)
+def test_opening_ceilings_by_hand_and_by_playing_binary_search_after_each_opening():
+    ceil = ns.opening_ceilings()
+    assert ceil[7] == ceil[8] == 15 / 16 and ceil[3] == 11 / 16 and ceil[0] == 8 / 16   # 1 + 7 of 15
+    assert np.allclose(ceil, ceil[::-1])
+    s0 = ns.state_index(1, 16, 4)
+    for g in range(1, 17):
+        pi = ns.binary_search_policy()
+        pi[s0] = np.eye(16)[g - 1]                                  # open with g, then binary search
+        assert ns.exact_J(pi) == pytest.approx(ceil[g - 1])
 
 
-def test_sft_gradient_is_pi_minus_onehot():
-    theta = np.zeros((ns.S, ns.A))                      # uniform policy
-    traj = ns.replay([[8]], 8)
-    _, grad = nt.weighted_logprob_loss(theta, traj, [1.0])
-    row = grad[ns.state_index(1, 16, 4)]
-    expected = np.full(16, 1 / 16)
-    expected[7] -= 1
-    assert np.allclose(row, expected)
-    assert np.count_nonzero(np.abs(grad).sum(axis=1)) == 1   # only the visited state moves
+def test_state_values_match_action_values():
+    pi = ns.policy_probs(ns.weak_prior())
+    V = ns.state_values(pi)
+    for lo, hi, left in [(1, 16, 4), (9, 11, 2), (5, 5, 1), (3, 12, 3), (10, 16, 1)]:
+        assert V[ns.state_index(lo, hi, left)] == pytest.approx(ns.action_values(pi, lo, hi, left)[1])
+    assert V[ns.state_index(1, 16, 4)] == pytest.approx(ns.exact_J(pi))
 
 
-# -------------------------------------------------------------------------- trainers
-def test_sft_on_binary_search_demos_learns_binary_search_greedily():
-    theta, hist = nt.train_sft(ns.weak_prior(), nt.demonstrations(), nt.SFTConfig(steps=100))
-    assert ns.exact_J(ns.greedy_policy(theta)) == pytest.approx(15 / 16)
-    assert hist["loss"][-1] < hist["loss"][0]
+def test_openings_of_known_policies():
+    g, p = ns.openings(ns.weak_prior())
+    assert g == 1 and p == pytest.approx(ns.policy_probs(ns.weak_prior())[ns.state_index(1, 16, 4)].max())
+    theta = np.zeros((ns.S, ns.A))
+    theta[ns.state_index(1, 16, 4), 7] = 50.0                          # opens with 8 almost surely
+    g, p = ns.openings(np.stack([theta, ns.weak_prior()]))
+    assert list(g) == [8, 1] and p[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="thetas"):
+        ns.openings(np.zeros((3, 16)))
 
 
-def test_grpo_improves_and_is_reproducible():
-    th0 = ns.weak_prior()
-    cfg = nt.PGConfig(method="grpo", steps=150)
-    t1, h1 = nt.train_pg(th0, cfg, seed=0)
-    t2, h2 = nt.train_pg(th0, cfg, seed=0)
-    assert np.array_equal(t1, t2)
-    assert h1["J"][-1] > h1["J"][0] + 0.15
-    assert np.all((h1["degenerate"] >= 0) & (h1["degenerate"] <= 1))
-
-
-def test_rest_cold_start_stalls_on_hard_targets():
-    th0 = ns.cold_prior()
-    theta, hist = nt.train_rest(th0, nt.ReSTConfig(rounds=5, targets=tuple(range(9, 17))), seed=0)
-    assert np.all(hist["kept"] == 0) and np.all(hist["dataset"] == 0)
-    assert np.array_equal(theta, th0)
-
-
-def test_pg_weights_table():
-    R = np.array([[1.0, 1, 0, 0]])
-    assert np.allclose(nt.pg_weights(R, "rest"), R)
-    assert np.allclose(nt.pg_weights(R, "baseline", b=0.5), R - 0.5)
-    assert np.allclose(nt.pg_weights(R, "grpo"), [[1, 1, -1, -1]], atol=1e-3)
-    assert np.allclose(nt.pg_weights(R, "dr_grpo"), [[0.5, 0.5, -0.5, -0.5]])
-
-
-# ------------------------------------------------------------------------ bad inputs
 def test_bad_inputs_raise_value_error():
     rng = np.random.default_rng(0)
     pi = ns.uniform_policy()
@@ -262,10 +214,6 @@ def test_bad_inputs_raise_value_error():
     with pytest.raises(ValueError, match="temperature"):
         ns.policy_probs(np.zeros((ns.S, ns.A)), temperature=0)
     traj = ns.replay([[8, 12, 10, 11]], 11)
-    with pytest.raises(ValueError, match="w"):
-        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(3))
-    with pytest.raises(ValueError, match="loss_type"):
-        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(1), "mean")
     with pytest.raises(ValueError, match="guess_seqs"):
         ns.replay([[1, 2, 3, 4, 5]], 11)
     with pytest.raises(ValueError, match="guess_seqs"):
@@ -274,31 +222,6 @@ def test_bad_inputs_raise_value_error():
         ns.replay([[11, 3]], 11)                       # a guess after the hit
     with pytest.raises(ValueError, match="start"):
         ns.rollout(pi, [3], rng, start=(5, 16, 4))
-    with pytest.raises(ValueError, match="method"):
-        nt.train_pg(ns.weak_prior(), nt.PGConfig(method="ppo"))
-    with pytest.raises(ValueError, match="G"):
-        nt.train_pg(ns.weak_prior(), nt.PGConfig(method="grpo", G=1))
-    with pytest.raises(ValueError, match="method"):
-        nt.pg_weights(np.ones((1, 2)), "sft")
-
-
-def test_select_concat_and_mid_game_start():
-    traj = ns.replay([[8, 12, 10, 11], [1, 2, 3, 4], [11]], 11)
-    kept = traj.select(traj.reward == 1)
-    assert len(kept) == 2 and list(kept.length) == [4, 1]
-    both = ns.Trajectories.concat([kept, traj.select([1])])
-    assert list(both.reward) == [1, 1, 0]
-    # a game started at "9..11 with 2 guesses left": binary search guesses 10, then wins
-    mid = ns.rollout(ns.binary_search_policy(), [9, 10, 11], np.random.default_rng(0), start=(9, 11, 2))
-    assert list(mid.reward) == [1, 1, 1] and list(mid.guesses[:, 0]) == [10, 10, 10]
-    assert ns.exact_J(ns.binary_search_policy(), start=(9, 11, 2)) == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("method", nt.METHODS)
-def test_every_method_runs_and_logs(method):
-    th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(method=method, steps=20, eval_every=10), seed=1)
-    assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
-    assert np.all(np.isfinite(th))
 
 
 # ------------------------------------------------------------------ bad input, one table

@@ -1,5 +1,10 @@
-"""toy.numsearch_train: bad input raises a ValueError naming the argument (the trainers' values
-are pinned in test_numsearch*.py)."""
+"""toy.numsearch_train: the unified loss, SFT, ReST, the policy-gradient trainers (one seed and
+vectorised over seeds), the §9–§10 group statistics and the REINFORCE estimate.
+
+References: finite differences, naive loops over games, steps and batches, the one-seed trainers
+(for the vectorised ones), exact enumeration (ns.exact_grad, binomial sums), Monte Carlo.
+Bad input raises a ValueError naming the argument (BAD_INPUTS, at the end).
+"""
 import re
 
 import numpy as np
@@ -7,17 +12,372 @@ import pytest
 
 from toy import numsearch as ns
 from toy import numsearch_train as nt
+from toy import rl
+
+
+def J_of(theta):
+    return ns.exact_J(ns.policy_probs(theta))
+
+
+# ------------------------------------------------------------------ the unified loss
+def test_loss_gradient_matches_finite_differences():
+    rng = np.random.default_rng(5)
+    theta = rng.normal(size=(ns.S, ns.A))
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=50), rng)
+    w = rng.normal(size=(50, 4))
+    for loss_type in rl.LOSS_TYPES:
+        _, grad = nt.weighted_logprob_loss(theta, traj, w, loss_type)
+        d = rng.normal(size=theta.shape)
+        L = lambda th: nt.weighted_logprob_loss(th, traj, w, loss_type)[0]  # noqa: E731
+        fd = (L(theta + 1e-6 * d) - L(theta - 1e-6 * d)) / 2e-6
+        assert np.sum(grad * d) == pytest.approx(fd, rel=1e-5)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+def test_loss_matches_rl_aggregate_loss(loss_type):
+    rng = np.random.default_rng(6)
+    theta = rng.normal(size=(ns.S, ns.A))
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=30), rng)
+    w = rng.normal(size=30)
+    per_token = -w[:, None] * ns.action_logprobs(theta, traj)
+    ref = rl.aggregate_loss(per_token, traj.mask.astype(float), loss_type, max_len=4)
+    assert nt.weighted_logprob_loss(theta, traj, w, loss_type)[0] == pytest.approx(ref)
+
+
+def test_sft_gradient_is_pi_minus_onehot():
+    theta = np.zeros((ns.S, ns.A))                      # uniform policy
+    traj = ns.replay([[8]], 8)
+    _, grad = nt.weighted_logprob_loss(theta, traj, [1.0])
+    row = grad[ns.state_index(1, 16, 4)]
+    expected = np.full(16, 1 / 16)
+    expected[7] -= 1
+    assert np.allclose(row, expected)
+    assert np.count_nonzero(np.abs(grad).sum(axis=1)) == 1   # only the visited state moves
+
+
+# -------------------------------------------------------- §6: the REINFORCE estimate
+def naive_reinforce(theta, traj):
+    """(1/n) Σ_i R_i Σ_t (one-hot(a_it) − π(·|s_it)) with python loops."""
+    pi = ns.policy_probs(theta)
+    g = np.zeros((ns.S, ns.A))
+    for i in range(len(traj)):
+        for t in range(ns.T):
+            if traj.mask[i, t]:
+                s, a = traj.states[i, t], traj.guesses[i, t] - 1
+                g[s] += traj.reward[i] * (np.eye(ns.A)[a] - pi[s])
+    return g / len(traj)
+
+
+def test_reinforce_estimate_matches_naive_loop():
+    rng = np.random.default_rng(0)
+    theta = ns.weak_prior() + rng.normal(size=(ns.S, ns.A))
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=50), rng)
+    assert np.allclose(nt.reinforce_estimate(theta, traj), naive_reinforce(theta, traj))
+
+
+def test_reinforce_estimate_hand_case():
+    g = nt.reinforce_estimate(np.zeros((ns.S, ns.A)), ns.replay([[8]], 8))
+    row = g[ns.state_index(1, 16, 4)]
+    assert np.isclose(row[7], 15 / 16) and np.allclose(np.delete(row, 7), -1 / 16)
+    assert np.count_nonzero(g) == 16
+    assert not np.any(nt.reinforce_estimate(ns.weak_prior(), ns.replay([[16, 8, 9, 10]], 11)))
+
+
+@pytest.mark.parametrize("b", [0.0, 0.5])
+def test_reinforce_estimate_is_unbiased(b):
+    """Mean of −∇L with w = R − b over many episodes → exact ∇J (any constant b)."""
+    rng = np.random.default_rng(4)
+    theta = ns.weak_prior()
+    pi = ns.policy_probs(theta)
+    exact = ns.exact_grad(theta)
+    rows = [ns.state_index(1, 16, 4), ns.state_index(2, 16, 3)]
+    est = []
+    for _ in range(20):
+        traj = ns.rollout(pi, rng.integers(1, 17, size=20_000), rng)
+        _, grad = nt.weighted_logprob_loss(theta, traj, traj.reward - b)
+        est.append(-grad[rows])
+    est = np.array(est)                                   # (batches, 2, A)
+    se = est.std(axis=0) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - exact[rows]) < 5 * se + 1e-4)
+
+
+def test_reinforce_estimate_is_unbiased_in_the_start_state():
+    """The mean over many games approaches the exact gradient (in the start state, where it is largest)."""
+    rng = np.random.default_rng(1)
+    theta = ns.weak_prior()
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=200_000), rng)
+    s0 = ns.state_index(1, 16, 4)
+    est, exact = nt.reinforce_estimate(theta, traj)[s0], ns.exact_grad(theta)[s0]
+    assert np.abs(est - exact).max() < 0.01 < np.abs(exact).max()
+
+
+def test_reinforce_estimate_weights():
+    rng = np.random.default_rng(2)
+    theta = ns.weak_prior()
+    traj = ns.rollout(ns.policy_probs(theta), rng.integers(1, 17, size=20), rng)
+    w = rng.normal(size=20)
+    assert np.allclose(nt.reinforce_estimate(theta, traj, w), -nt.weighted_logprob_loss(theta, traj, w)[1])
+
+
+# -------------------------------------------------------------------------- trainers
+def test_sft_on_binary_search_demos_learns_binary_search_greedily():
+    theta, hist = nt.train_sft(ns.weak_prior(), nt.demonstrations(), nt.SFTConfig(steps=100))
+    assert ns.exact_J(ns.greedy_policy(theta)) == pytest.approx(15 / 16)
+    assert hist["loss"][-1] < hist["loss"][0]
+
+
+def test_grpo_improves_and_is_reproducible():
+    th0 = ns.weak_prior()
+    cfg = nt.PGConfig(advantage="grpo", steps=150)
+    t1, h1 = nt.train_pg(th0, cfg, seed=0)
+    t2, h2 = nt.train_pg(th0, cfg, seed=0)
+    assert np.array_equal(t1, t2)
+    assert h1["J"][-1] > h1["J"][0] + 0.15
+    assert np.all((h1["degenerate"] >= 0) & (h1["degenerate"] <= 1))
+
+
+def test_rest_cold_start_stalls_on_hard_targets():
+    th0 = ns.cold_prior()
+    theta, hist = nt.train_rest(th0, nt.ReSTConfig(rounds=5, targets=tuple(range(9, 17))), seed=0)
+    assert np.all(hist["kept"] == 0) and np.all(hist["dataset"] == 0)
+    assert np.array_equal(theta, th0)
+
+
+@pytest.mark.parametrize("method", rl.ADVANTAGES)
+def test_every_method_runs_and_logs(method):
+    th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage=method, steps=20, eval_every=10), seed=1)
+    assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
+    assert np.all(np.isfinite(th))
+
+
+def _record_weights(monkeypatch):
+    """Record (rewards, w) of every call of the one loss inside ``train_pg``."""
+    calls = []
+    real = nt.weighted_logprob_loss
+
+    def rec(theta, traj, w, loss_type="sum"):
+        calls.append((np.array(traj.reward, dtype=float), np.array(w, dtype=float)))
+        return real(theta, traj, w, loss_type)
+
+    monkeypatch.setattr(nt, "weighted_logprob_loss", rec)
+    return calls
+
+
+@pytest.mark.parametrize("decay", [None, 0.8, 0.0])                     # None: the default, 0.9
+def test_running_mean_baseline_naive_loop(monkeypatch, decay):
+    calls = _record_weights(monkeypatch)
+    cfg = nt.PGConfig(advantage="baseline", steps=15, n_prompts=4, G=2, b=0.3, eval_every=100,
+                      **({} if decay is None else {"decay": decay}))
+    decay = 0.9 if decay is None else decay
+    _, h = nt.train_pg(ns.weak_prior(), cfg, seed=2)
+    assert len(calls) == 15
+    b, used = 0.3, []
+    for R, w in calls:
+        used.append(b)
+        np.testing.assert_allclose(w, R - b, rtol=0, atol=1e-15)          # w = R − b, b from before
+        b = decay * b + (1 - decay) * sum(R) / len(R)
+    np.testing.assert_allclose(h["b"], used, rtol=1e-12)
+    np.testing.assert_allclose(h["success"], [R.mean() for R, _ in calls], rtol=1e-12)
+    assert len(set(np.round(used, 12))) > 3                              # the baseline did move
+
+
+def test_decay_one_keeps_the_baseline_constant(monkeypatch):
+    calls = _record_weights(monkeypatch)
+    cfg = nt.PGConfig(advantage="baseline", steps=5, n_prompts=2, G=2, b=0.25, decay=1.0, eval_every=100)
+    _, h = nt.train_pg(ns.weak_prior(), cfg, seed=0)
+    np.testing.assert_array_equal(h["b"], [0.25] * 5)
+    for R, w in calls:
+        np.testing.assert_array_equal(w, R - 0.25)
+
+
+# ------------------------------------------- many seeds at once, the exact reference, statistics
+SEEDS = [0, 3, 7]
+
+
+def _same_runs(batched, singles, keys):
+    thetas, hist = batched
+    for i, (theta, h) in enumerate(singles):
+        assert np.array_equal(thetas[i], theta)
+        for k in keys:
+            assert np.array_equal(hist[k][i], h[k], equal_nan=True), k
+    assert np.array_equal(hist["eval_step"], singles[0][1]["eval_step"])
+
+
+@pytest.mark.parametrize("cfg", [
+    nt.PGConfig(advantage="grpo", steps=25, eval_every=10),
+    nt.PGConfig(advantage="baseline", steps=25, n_prompts=4, G=1, eval_every=10),
+    nt.PGConfig(advantage="reinforce", steps=20, n_prompts=3, G=2, eval_every=7),
+    nt.PGConfig(advantage="dr_grpo", steps=20, loss_type="dapo", targets=(2, 9, 15)),
+    nt.PGConfig(advantage="rft", steps=15, G=4, loss_type="grpo"),
+])
+def test_train_pg_seeds_is_train_pg_for_every_seed(cfg):
+    singles = [nt.train_pg(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
+    _same_runs(nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
+               ["J", "success", "degenerate", "b", "abs_w"])
+
+
+def test_train_pg_seeds_from_one_table_per_seed():
+    cfg = nt.PGConfig(steps=10, eval_every=5)
+    starts = np.stack([ns.weak_prior(), ns.weak_prior(in_range=1.0), ns.cold_prior()])
+    singles = [nt.train_pg(th, cfg, seed=s) for th, s in zip(starts, SEEDS)]
+    _same_runs(nt.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "success", "abs_w"])
+    with pytest.raises(ValueError, match="theta0"):
+        nt.train_pg_seeds(starts, cfg, seeds=[0, 1])
+
+
+def test_abs_w_is_the_mean_weight_size():
+    _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="reinforce", steps=5), seed=2)
+    assert np.allclose(h["abs_w"], h["success"])                   # w = R ∈ {0, 1}: mean |w| = mean R
+
+
+@pytest.mark.parametrize("cfg", [
+    nt.ReSTConfig(rounds=3, n_prompts=40, sft_steps=5),
+    nt.ReSTConfig(rounds=3, n_prompts=40, sft_steps=5, accumulate=True),
+    nt.ReSTConfig(rounds=2, n_prompts=30, sft_steps=4, targets=(9, 12, 16), eval_targets=(1, 16)),
+])
+def test_train_rest_seeds_is_train_rest_for_every_seed(cfg):
+    singles = [nt.train_rest(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
+    _same_runs(nt.train_rest_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
+               ["J", "success", "kept", "dataset"])
+
+
+def test_train_rest_seeds_with_a_seed_that_never_wins_leaves_it_unchanged():
+    cold = ns.cold_prior()
+    thetas, hist = nt.train_rest_seeds(cold, nt.ReSTConfig(rounds=2, targets=(13, 14, 15, 16)), seeds=[0, 1])
+    assert hist["kept"].sum() == 0 and np.array_equal(thetas[0], cold) and np.array_equal(thetas[1], cold)
+
+
+def test_seed_trainers_reject_no_seeds():
+    with pytest.raises(ValueError, match="seeds"):
+        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(steps=1), seeds=[])
+    with pytest.raises(ValueError, match="seeds"):
+        nt.train_rest_seeds(ns.weak_prior(), nt.ReSTConfig(rounds=1), seeds=[])
+    with pytest.raises(ValueError, match="G"):
+        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(advantage="grpo", G=1), seeds=[0])
+
+
+def test_train_exact_takes_the_exact_gradient_step():
+    theta0 = ns.weak_prior()
+    theta1, h = nt.train_exact(theta0, steps=1, lr=0.5, eval_every=1)
+    assert np.allclose(theta1, theta0 + 0.5 * ns.exact_grad(theta0))
+    # first-order Taylor: J(θ + ε∇J) ≈ J(θ) + ε‖∇J‖², checked against a tiny step
+    eps = 1e-3
+    th_small, h_small = nt.train_exact(theta0, steps=1, lr=eps, eval_every=1)
+    g = ns.exact_grad(theta0)
+    assert h_small["J"][1] - h_small["J"][0] == pytest.approx(eps * np.sum(g * g), rel=1e-2)
+    assert list(h["eval_step"]) == [0, 1]
+
+
+def test_mean_se_by_hand():
+    m, se = nt.mean_se(np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 3.0]]))
+    assert np.allclose(m, [3.0, 1.0])
+    assert np.allclose(se, [2.0 / np.sqrt(3), np.sqrt(3.0) / np.sqrt(3)])
+    with pytest.raises(ValueError, match="x"):
+        nt.mean_se([0.5])
+
+
+def _games(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    return ns.rollout(ns.policy_probs(ns.weak_prior()), rng.integers(1, 17, size=n), rng)
+
+
+def test_estimate_variance_matches_a_loop_over_games():
+    theta, games = ns.weak_prior(), _games()
+    for w in [games.reward, games.reward - 0.4, np.where(games.mask, games.reward[:, None] - 0.3 * np.arange(4), 0)]:
+        per_game = np.stack([nt.reinforce_estimate(theta, games.select([i]), w[i:i + 1]).ravel()
+                             for i in range(len(games))])                      # (n, S·A)
+        naive = np.sum(per_game.var(axis=0))
+        assert nt.estimate_variance(theta, games, w) == pytest.approx(naive, rel=1e-9)
+
+
+def test_batch_cosines_match_a_loop_over_batches():
+    theta, games = ns.weak_prior(), _games(48, seed=3)
+    g = ns.exact_grad(theta)
+    for w in [games.reward, games.reward + 10.0]:
+        got = nt.batch_cosines(theta, games, w, 16)
+        want = []
+        for b in range(3):
+            est = nt.reinforce_estimate(theta, games.select(np.arange(16 * b, 16 * b + 16)), w[16 * b:16 * b + 16])
+            want.append(np.sum(est * g) / np.linalg.norm(est) / np.linalg.norm(g))
+        assert np.allclose(got, want)
+    with pytest.raises(ValueError, match="n must"):
+        nt.batch_cosines(theta, games, games.reward, 5)
+
+
+# ------------------------------------------------ §9–§10: what a group of G samples gives
+def test_degenerate_probability_matches_enumeration():
+    p, G = 0.3, 5
+    # enumerate all 2^G outcomes: degenerate iff all equal
+    outcomes = np.array(np.meshgrid(*[[0, 1]] * G)).reshape(G, -1).T
+    probs = np.prod(np.where(outcomes == 1, p, 1 - p), axis=1)
+    exact = probs[(outcomes.min(axis=1) == outcomes.max(axis=1))].sum()
+    assert nt.degenerate_probability(p, G) == pytest.approx(exact)
+    assert np.allclose(nt.degenerate_probability(np.array([0.0, 1.0]), 4), 1.0)
+
+
+def test_degenerate_probability_matches_sampling():
+    rng = np.random.default_rng(0)
+    p = np.array([0.1, 0.5, 0.9])
+    R = (rng.random((3, 20000, 4)) < p[:, None, None]).astype(float)
+    mc = [rl.degenerate_fraction(R[i]) for i in range(3)]
+    assert np.allclose(mc, nt.degenerate_probability(p, 4), atol=0.01)
+
+
+def test_group_update_closed_forms():
+    p = np.linspace(0.01, 0.99, 25)
+    for G in (2, 4, 8, 32):
+        assert np.allclose(nt.group_update_size(p, G, "dr_grpo"), p * (1 - p) * (1 - 1 / G))
+    # GRPO: E[sqrt(q(1-q))], q = k/G, k ~ Binomial(G, p) (eps = 1e-4 makes it slightly smaller)
+    from math import comb
+    G = 8
+    q = np.arange(G + 1) / G
+    pmf = np.array([[comb(G, k) * pp ** k * (1 - pp) ** (G - k) for k in range(G + 1)] for pp in p])
+    ref = pmf @ np.sqrt(q * (1 - q))
+    assert np.allclose(nt.group_update_size(p, G, "grpo"), ref, rtol=1e-3)
+
+
+def test_group_update_matches_monte_carlo_bandit():
+    """Sample groups from the bandit and average (1/G) Σ Â_j g_j directly."""
+    rng = np.random.default_rng(1)
+    p, G, n = 0.2, 8, 200_000
+    R = (rng.random((n, G)) < p).astype(float)
+    g = np.where(R == 1, 1 - p, -p)
+    for method in ("grpo", "dr_grpo"):
+        mc = np.mean(np.mean(rl.advantages(R, method) * g, axis=1))
+        assert mc == pytest.approx(float(nt.group_update_size(p, G, method)), rel=0.02)
+
+
+def test_group_update_rejects_bad_input():
+    with pytest.raises(ValueError, match="advantage"):
+        nt.group_update_size(0.5, 8, "rft")
+    with pytest.raises(ValueError, match="G"):
+        nt.group_update_size(0.5, 1)
+    with pytest.raises(ValueError, match="p"):
+        nt.degenerate_probability(1.5, 4)
+
+
+# ------------------------------------------------------------------ bad input, one table
+def test_trainers_reject_bad_input():
+    traj = ns.replay([[8, 12, 10, 11]], 11)
+    with pytest.raises(ValueError, match="w"):
+        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(3))
+    with pytest.raises(ValueError, match="loss_type"):
+        nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(1), "mean")
+    with pytest.raises(ValueError, match="advantage"):
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="ppo"))
+    with pytest.raises(ValueError, match="G"):
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="grpo", G=1))
+    cfg = nt.PGConfig(advantage="grpo")
+    cfg.G = 1                                                   # a config changed after it was checked
+    with pytest.raises(ValueError, match="G"):
+        nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=[0])
+
 
 _TH = np.zeros((ns.S, ns.A))
 _TRAJ = ns.replay([[8, 12, 10, 11], [8, 4]], [11, 3])
-_R = np.array([[1.0, 0.0, 1.0, 0.0]])
 
 # (function, args, kwargs, the argument the ValueError's message must start with)
 BAD_INPUTS = [
-    (nt.loss_coefficients, (np.ones((2, 4)), "mean"), {}, "loss_type"),
-    (nt.loss_coefficients, (np.ones(4),), {}, "mask"),
-    (nt.loss_coefficients, (np.zeros((0, 4)),), {}, "mask"),
-    (nt.loss_coefficients, (2 * np.ones((2, 4)),), {}, "mask"),
     (nt.weighted_logprob_loss, (_TH, _TRAJ, np.ones(3)), {}, "w"),
     (nt.weighted_logprob_loss, (_TH, _TRAJ, [np.nan, 1]), {}, "w"),
     (nt.weighted_logprob_loss, (_TH, _TRAJ, np.ones(2), "mean"), {}, "loss_type"),
@@ -29,7 +389,7 @@ BAD_INPUTS = [
     (nt.SFTConfig, (), {"lr": 0}, "lr"),
     (nt.SFTConfig, (), {"eval_every": 0}, "eval_every"),
     (nt.ReSTConfig, (), {"rounds": -1}, "rounds"),
-    (nt.ReSTConfig, (), {"samples": 0}, "samples"),
+    (nt.ReSTConfig, (), {"n_prompts": 0}, "n_prompts"),
     (nt.ReSTConfig, (), {"sft_steps": None}, "sft_steps"),
     (nt.ReSTConfig, (), {"lr": "1"}, "lr"),
     (nt.ReSTConfig, (), {"accumulate": "no"}, "accumulate"),
@@ -39,19 +399,15 @@ BAD_INPUTS = [
     (nt.PGConfig, (), {"lr": -1, "steps": -5}, "steps"),
     (nt.PGConfig, (), {"lr": -1}, "lr"),
     (nt.PGConfig, (), {"eval_every": 0}, "eval_every"),                 # was a ZeroDivisionError
-    (nt.PGConfig, (), {"method": "ppo"}, "method"),
+    (nt.PGConfig, (), {"advantage": "ppo"}, "advantage"),
     (nt.PGConfig, (), {"G": 1}, "G"),                                   # a group of 1 for GRPO
-    (nt.PGConfig, (), {"method": "reinforce", "G": 0}, "G"),
-    (nt.PGConfig, (), {"prompts": 0}, "prompts"),
+    (nt.PGConfig, (), {"advantage": "reinforce", "G": 0}, "G"),
+    (nt.PGConfig, (), {"advantage": "rloo", "G": 1}, "G"),
+    (nt.PGConfig, (), {"n_prompts": 0}, "n_prompts"),
     (nt.PGConfig, (), {"loss_type": "mean"}, "loss_type"),
-    (nt.PGConfig, (), {"baseline": None}, "baseline"),
+    (nt.PGConfig, (), {"b": None}, "b"),
     (nt.PGConfig, (), {"decay": 1.5}, "decay"),
     (nt.PGConfig, (), {"targets": (3.5,)}, "targets"),
-    (nt.pg_weights, (_R, "ppo"), {}, "method"),
-    (nt.pg_weights, (1.0, "grpo"), {}, "rewards"),
-    (nt.pg_weights, ([[1, np.nan]], "reinforce"), {}, "rewards"),
-    (nt.pg_weights, (_R, "baseline"), {"b": "0.5"}, "b"),
-    (nt.pg_weights, (_R, "baseline"), {"b": [0.5, 0.5]}, "rewards"),
     (nt.demonstrations, (), {"targets": (0,)}, "targets"),
     (nt.demonstrations, (), {"targets": (2.5,)}, "targets"),
     (nt.train_sft, (_TH[:3], _TRAJ), {}, "theta0"),
@@ -69,7 +425,7 @@ BAD_INPUTS = [
     (nt.degenerate_probability, ([1.5], 4), {}, "p"),
     (nt.group_update_size, ([0.5], 1), {}, "G"),
     (nt.group_update_size, ([0.5], "8"), {}, "G"),
-    (nt.group_update_size, ([0.5], 8, "rloo"), {}, "method"),
+    (nt.group_update_size, ([0.5], 8, "rloo"), {}, "advantage"),
     (nt.group_update_size, ([-0.5], 8), {}, "p"),
     (nt.train_pg_seeds, (_TH,), {"seeds": [0, -1]}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),

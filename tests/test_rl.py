@@ -130,10 +130,13 @@ def test_aggregate_loss_against_loops():
     grpo = np.mean([sum(x[i, :n]) / n for i, n in enumerate(lengths)])
     dapo = sum(sum(x[i, :n]) for i, n in enumerate(lengths)) / sum(lengths)
     dr = sum(sum(x[i, :n]) for i, n in enumerate(lengths)) / (4 * 6)
+    total = sum(sum(x[i, :n]) for i, n in enumerate(lengths)) / 4          # "sum": REINFORCE's
     assert rl.aggregate_loss(x, m, "grpo") == pytest.approx(grpo)
     assert rl.aggregate_loss(x, m, "dapo") == pytest.approx(dapo)
     assert rl.aggregate_loss(x, m, "dr_grpo") == pytest.approx(dr)
     assert rl.aggregate_loss(x, m, "dr_grpo", max_len=10) == pytest.approx(dr * 6 / 10)
+    assert rl.aggregate_loss(x, m, "sum") == pytest.approx(total)
+    assert rl.aggregate_loss(x, m, "sum", max_len=10) == pytest.approx(total)      # max_len: Dr. GRPO's only
 
 
 def test_length_bias_lecture16_exercise4():
@@ -246,34 +249,45 @@ def test_dynamic_sampling_cost_lecture6_exercise5():
 
 
 # ----------------------------------------------------------------------------- aggregation weights
-@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
-def test_aggregate_weights_are_the_gradient_of_aggregate_loss(loss_type):
+def _naive_weights(mask, loss_type, max_len):
+    """c_it by loops: the weight of token (i, t) in each aggregation's formula."""
+    N, T = len(mask), len(mask[0])
+    tokens = sum(sum(row) for row in mask)
+    per = {"grpo": lambda i: 1 / (N * sum(mask[i])), "dapo": lambda i: 1 / tokens,
+           "dr_grpo": lambda i: 1 / (N * max_len), "sum": lambda i: 1 / N}[loss_type]
+    return [[per(i) if mask[i][t] else 0.0 for t in range(T)] for i in range(N)]
+
+
+@pytest.mark.parametrize("loss_type", rl.LOSS_TYPES)
+def test_aggregate_weights(loss_type):
+    """The one test of the aggregation weights (Parts I, II and III all use rl.aggregate_weights):
+    a naive loop, a hand case, the gradient of aggregate_loss (finite differences) and batches."""
     rng = np.random.default_rng(3)
     mask = (np.arange(7)[None, :] < np.array([[3], [7], [1], [5]])).astype(float)   # (4, 7)
+    max_len = 9 if loss_type == "dr_grpo" else None
+    c = rl.aggregate_weights(mask, loss_type, max_len=max_len)
+    np.testing.assert_allclose(c, _naive_weights(mask.tolist(), loss_type, 9), rtol=1e-15)
     x = rng.normal(size=mask.shape)
-    c = rl.aggregate_weights(mask, loss_type, max_len=9 if loss_type == "dr_grpo" else None)
-    assert np.isclose((c * x).sum(), rl.aggregate_loss(x, mask, loss_type, 9 if loss_type == "dr_grpo" else None))
+    assert np.isclose((c * x).sum(), rl.aggregate_loss(x, mask, loss_type, max_len))
     for i, t in [(0, 1), (1, 6), (2, 0)]:                 # finite differences, one token at a time
         e = np.zeros_like(x)
         e[i, t] = 1e-3
-        fd = (rl.aggregate_loss(x + e, mask, loss_type, 9 if loss_type == "dr_grpo" else None)
-              - rl.aggregate_loss(x - e, mask, loss_type, 9 if loss_type == "dr_grpo" else None)) / 2e-3
+        fd = (rl.aggregate_loss(x + e, mask, loss_type, max_len) - rl.aggregate_loss(x - e, mask, loss_type, max_len)) / 2e-3
         assert np.isclose(c[i, t], fd)
     assert np.all(c[mask == 0] == 0)
-
-
-def test_aggregate_weights_hand_cases_and_batches():
-    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], float)
-    np.testing.assert_allclose(rl.aggregate_weights(mask, "grpo"), [[1 / 4, 1 / 4, 0, 0], [1 / 8] * 4])
-    np.testing.assert_allclose(rl.aggregate_weights(mask, "dapo"), mask / 6)
-    np.testing.assert_allclose(rl.aggregate_weights(mask, "dr_grpo", max_len=10), mask / 20)
+    hand = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], float)  # lengths 2 and 4: 6 tokens, N = 2
+    expected = {"grpo": [[1 / 4, 1 / 4, 0, 0], [1 / 8] * 4], "dapo": hand / 6, "dr_grpo": hand / 20,
+                "sum": hand / 2}[loss_type]
+    np.testing.assert_allclose(rl.aggregate_weights(hand, loss_type, max_len=10 if loss_type == "dr_grpo" else None),
+                               expected)
     two = np.stack([mask, mask[::-1]])                     # (runs, N, T): each normalised on its own
-    np.testing.assert_allclose(rl.aggregate_weights(two, "dapo")[1], mask[::-1] / 6)
+    both = rl.aggregate_weights(two, loss_type, max_len)
+    np.testing.assert_array_equal(both[1], rl.aggregate_weights(mask[::-1], loss_type, max_len))
 
 
 @pytest.mark.parametrize("args, kwargs, arg", [
     (([[0, 0]], "grpo"), {}, "no generated tokens"), (([[1, 2]], "grpo"), {}, "mask"),
-    (([[1, 1]], "sum"), {}, "loss_type"), (([[1, 1, 1]], "dr_grpo"), {"max_len": 2}, "max_len"),
+    (([[1, 1]], "mean"), {}, "loss_type"), (([[1, 1, 1]], "dr_grpo"), {"max_len": 2}, "max_len"),
     (([1, 1], "dapo"), {}, "mask"), (([[0, 0]], "dapo"), {}, "no generated tokens"),
 ])
 def test_aggregate_weights_bad_input(args, kwargs, arg):
@@ -523,6 +537,16 @@ def test_advantages_switch_matches_each_formula():
         rl.advantages(r, "baseline", b=np.ones(3))
 
 
+def test_advantages_the_section_11_table():
+    """§I.11's weights of one group of four games, R = [1, 1, 0, 0] (the lecture's x1)."""
+    R = np.array([[1.0, 1, 0, 0]])
+    assert np.array_equal(rl.advantages(R, "rft"), R)                  # 0/1 rewards: ReST's w is R
+    assert np.array_equal(rl.advantages(R, "baseline", b=0.5), R - 0.5)
+    assert np.allclose(rl.advantages(R, "grpo"), [[1, 1, -1, -1]], atol=1e-3)
+    assert np.allclose(rl.advantages(R, "dr_grpo"), [[0.5, 0.5, -0.5, -0.5]])
+    assert np.allclose(rl.advantages(R, "rloo"), [[2 / 3, 2 / 3, -2 / 3, -2 / 3]])
+
+
 @pytest.mark.parametrize("eps_high", [None, 0.28])
 def test_clipped_surrogate_grad_is_the_derivative(eps_high):
     rng = np.random.default_rng(0)
@@ -608,6 +632,15 @@ def test_policy_loss_on_policy_is_the_weighted_score_function():
 BAD_INPUTS += [
     (rl.advantages, ([1.0, 0.0], "sft"), {}, "kind"),
     (rl.advantages, ("x", "grpo"), {}, "rewards"),
+    (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "ppo"), {}, "kind"),
+    (rl.advantages, (1.0, "grpo"), {}, "rewards"),
+    (rl.advantages, ([[1, np.nan]], "reinforce"), {}, "rewards"),
+    (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "baseline"), {"b": "0.5"}, "b"),
+    (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "baseline"), {"b": [0.5, 0.5]}, "b"),
+    (rl.aggregate_weights, (np.ones((2, 4)), "mean"), {}, "loss_type"),
+    (rl.aggregate_weights, (np.ones(4), "sum"), {}, "mask"),
+    (rl.aggregate_weights, (np.zeros((0, 4)), "sum"), {}, "mask"),
+    (rl.aggregate_weights, (2 * np.ones((2, 4)), "sum"), {}, "mask"),
     (rl.clipped_surrogate_grad, ([1.0], [1.0]), {"eps_low": 1.0}, "eps_low"),
     (rl.clipped_surrogate_grad, ([-1.0], [1.0]), {}, "ratio"),
     (rl.clip_fraction, ([1.0], [1.0], [0.0]), {}, "mask"),

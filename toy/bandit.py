@@ -7,6 +7,7 @@ Everything here is exact except :func:`sample`, which draws actions.
 """
 import numpy as np
 
+from . import rl
 from ._check_args import as_array, broadcast, generator, integer
 from .prob import sigmoid
 
@@ -48,9 +49,12 @@ def estimates(theta, actions, b=0.0):
 
 
 def exact_gradient(theta):
-    r""":math:`\frac{dJ}{d\theta} = p(1-p)`."""
-    p = prob_a(theta)
-    return p * (1.0 - p)
+    r""":math:`\frac{dJ}{d\theta} = p(1-p)`: the bandit is a softmax over the logits (θ, 0) with
+    rewards (1, 0), so this is the first entry of :func:`toy.rl.softmax_pg_exact`,
+    :math:`\pi_A (R_A - \pi^\top R) = p(1 - p)`."""
+    theta = as_array(theta, "theta")
+    grad = rl.softmax_pg_exact(np.stack([theta, np.zeros_like(theta)], axis=-1), [1.0, 0.0])
+    return grad[..., 0] if theta.ndim else float(grad[0])
 
 
 def moments(theta, b=0.0):

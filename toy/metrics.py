@@ -1,8 +1,8 @@
-r"""Evaluation metrics: pass@k, maj@k, entropy."""
+r"""Evaluation metrics: pass@k (estimated from samples, or exact from a solve probability), maj@k, entropy."""
 import numpy as np
 from ._check_args import as_array, int_array, integer
 
-__all__ = ["pass_at_k", "maj_at_k", "entropy"]
+__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy"]
 
 
 def pass_at_k(n, c, k):
@@ -40,6 +40,26 @@ def pass_at_k(n, c, k):
                 i = np.arange(i0, min(k, i0 + 4096))
                 fail *= np.prod((ni - ci - i) / (ni - i))              # (n−c−i)/(n−i)
             out[idx] = 1.0 - fail
+    return float(out) if out.ndim == 0 else out
+
+
+def pass_at_k_exact(p, k):
+    r"""Exact pass@k of a problem the model solves with probability ``p`` per sample: at least
+    one of k independent samples is right,
+
+    .. math:: \text{pass@}k = 1 - (1 - p)^k .
+
+    ``p``: solve probabilities (any shape, e.g. one per problem); ``k``: an integer ≥ 1, or a
+    1-D array of them (then the result gets a last axis, one entry per k). Average over the
+    problems yourself: ``pass_at_k_exact(p, ks).mean(axis=0)`` is the pass@k curve of a test set.
+    """
+    p = as_array(p, "p")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    if np.ndim(k) == 0:
+        out = 1 - (1 - p) ** integer(k, "k", lo=1)
+    else:
+        out = 1 - (1 - p[..., None]) ** int_array(k, "k", lo=1, ndim=1)
     return float(out) if out.ndim == 0 else out
 
 

@@ -3,23 +3,28 @@ r"""Trainers for Number Search: SFT, ReST, REINFORCE (± baseline), GRPO, Dr. GR
 They all share **one** rollout (:func:`toy.numsearch.rollout`) and **one** loss
 (:func:`weighted_logprob_loss`, below), as in the lecture's §11 unified view
 
-.. math:: \nabla_\theta J \approx \sum_t w_t\, \nabla_\theta \log \pi_\theta(a_t \mid h_t),
+.. math:: L(\theta) = -\sum_{i,t} c_{it}\, w_{it} \log \pi_\theta(a_{it} \mid h_{it}),
 
-and differ only in the weight ``w`` (:func:`pg_weights`):
+and differ only in the weight ``w`` of each episode, an advantage of :func:`toy.rl.advantages`
+(``advantage=``, one of ``toy.rl.ADVANTAGES``), and in the normaliser ``c`` of
+:func:`toy.rl.aggregate_weights` (``loss_type=``):
 
-============  =========================================
-method        w of an episode with reward R
-============  =========================================
-SFT           1 on the demonstrations
-``rest``      1 if R = 1 else 0 (keep the successes)
-``reinforce`` R
-``baseline``  R − b, b a constant or a running mean of R
-``grpo``      (R − mean_G R) / (std_G R + ε)
-``dr_grpo``   R − mean_G R
-============  =========================================
+===============  ==========================================  ===============
+``advantage``    w of an episode with reward R               ``loss_type``
+===============  ==========================================  ===============
+(SFT)            1 on the demonstrations                     ``"sum"``
+``"rft"``        1 if R > 0 else 0 (ReST: keep the wins)     ``"sum"``
+``"reinforce"``  R                                           ``"sum"``
+``"baseline"``   R − b, b a constant or a running mean of R  ``"sum"``
+``"rloo"``       R − mean of the other G − 1 rewards         ``"sum"``
+``"grpo"``       (R − mean_G R) / (std_G R + ε)              ``"grpo"``
+``"dr_grpo"``    R − mean_G R                                ``"dr_grpo"``
+===============  ==========================================  ===============
 
-Optimiser: plain gradient descent on the logit table θ. Every trainer takes ``seed=`` and
-returns ``(theta, history)``; ``history`` is a dict of numpy arrays.
+Every trainer *descends* the loss by plain gradient descent on the logit table θ; the chain
+rule from d L / d log π to θ is the tabular softmax's, :func:`toy.prob.log_softmax_table_grad`.
+Every trainer takes ``seed=`` and returns ``(theta, history)``; ``history`` is a dict of numpy
+arrays.
 """
 from dataclasses import dataclass
 
@@ -27,69 +32,50 @@ import numpy as np
 
 from . import numsearch as ns
 from . import rl
-from ._check_args import (as_array, broadcast, flag, instance, int_array, integer, nonempty, one_of,
-                          real, seed as check_seed)
-from .prob import log_softmax, sample_categorical, softmax
+from ._check_args import (as_array, flag, instance, int_array, integer, one_of, real,
+                          seed as check_seed)
+from .prob import log_softmax, log_softmax_table_grad, sample_categorical, softmax
 
-__all__ = ["LOSS_TYPES", "loss_coefficients", "weighted_logprob_loss", "SFTConfig", "ReSTConfig",
-           "PGConfig", "METHODS", "pg_weights", "demonstrations", "train_sft", "train_rest", "train_pg"]
+__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS",
+           "demonstrations", "train_sft", "train_rest", "train_pg"]
 
 ALL_TARGETS = tuple(range(1, ns.N + 1))
 
 
 # ------------------------------------------------------ the one weighted log-prob loss
-LOSS_TYPES = ("sum", "grpo", "dapo", "dr_grpo")
-
-
-def loss_coefficients(mask, loss_type="sum"):
-    r"""Per-action normaliser c_it (n, T) of the loss, zero where ``mask`` is 0:
-
-    ``"sum"`` 1/n (REINFORCE: sum over an episode, mean over episodes);
-    ``"grpo"`` 1/(n·|y_i|) (mean over each episode's actions — length normalisation);
-    ``"dapo"`` 1/Σm (mean over all actions);  ``"dr_grpo"`` 1/(n·T) (a constant).
-    Same conventions as :func:`toy.rl.aggregate_loss`.
-    """
-    m = nonempty(as_array(mask, "mask", ndim=2), "mask")            # (n, T)
-    if not np.all((m == 0) | (m == 1)):
-        raise ValueError("mask must contain only 0 and 1")
-    one_of(loss_type, "loss_type", LOSS_TYPES)
-    n = m.shape[0]
-    if loss_type == "sum":
-        return m / n
-    if loss_type == "grpo":
-        return m / (n * np.maximum(m.sum(axis=1, keepdims=True), 1))
-    if loss_type == "dapo":
-        return m / max(m.sum(), 1)
-    if loss_type == "dr_grpo":
-        return m / (n * ns.T)
-    raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
-
-
 def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     r"""The §11 unified loss and its exact gradient:
 
-    .. math:: L(\theta) = -\sum_{i,t} c_{it}\, m_{it}\, w_{it} \log \pi_\theta(a_{it} \mid h_{it}),
+    .. math:: L(\theta) = -\sum_{i,t} c_{it}\, w_{it} \log \pi_\theta(a_{it} \mid h_{it}),
               \qquad \frac{\partial L}{\partial \theta_{s}} = \sum_{i,t:\, s_{it}=s} c_{it} w_{it}\,\big(\pi_\theta(\cdot \mid s) - e_{a_{it}}\big)
 
-    (softmax gradient: ∇ log π(a|s) = one-hot(a) − π(·|s)). ``w`` is (n,) per episode or
-    (n, T) per action: 1 for SFT/ReST, R for REINFORCE, R − b with a baseline, Â for GRPO.
-    ``c`` from :func:`loss_coefficients`. Returns ``(loss, grad)``, grad of shape (S, A),
-    nonzero only in visited states; gradient *descent* on L is ascent on the weighted
-    log-likelihood.
+    ``w`` is (n,) per episode or (n, T) per action: 1 for SFT, an advantage of
+    :func:`toy.rl.advantages` for RL. ``c`` is :func:`toy.rl.aggregate_weights` of the guesses'
+    mask (``loss_type``; ``"sum"``: 1/n, REINFORCE's sum over an episode and mean over
+    episodes). Returns ``(loss, grad)``, grad of shape (S, A), nonzero only in visited
+    states; gradient *descent* on L is ascent on the weighted log-likelihood.
     """
     instance(traj, ns.Trajectories, "traj")  # argcheck
     theta = ns._check_theta(theta)
-    w = as_array(w, "w")
-    if w.shape == (len(traj),):
-        w = np.broadcast_to(w[:, None], traj.mask.shape)
-    if w.shape != traj.mask.shape:
-        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
-    cw = loss_coefficients(traj.mask, loss_type) * w                # (n, T), 0 on padding
+    w = _per_action(traj, w)
+    one_of(loss_type, "loss_type", rl.LOSS_TYPES)  # argcheck
+    cw = rl.aggregate_weights(traj.mask, loss_type) * w            # (n, T), 0 on padding
     m = traj.mask
     loss, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
     grad = np.zeros((ns.S, ns.A))
     grad[rows] = grad_rows
     return loss, grad
+
+
+def _per_action(traj, w):
+    """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
+    instance(traj, ns.Trajectories, "traj")
+    w = as_array(w, "w")
+    if w.shape == (len(traj),):
+        w = np.broadcast_to(w[:, None], traj.mask.shape)
+    if w.shape != traj.mask.shape:
+        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
+    return w
 
 
 def _loss_rows(theta, s, a, cw):
@@ -98,9 +84,7 @@ def _loss_rows(theta, s, a, cw):
     rows, k = np.unique(s, return_inverse=True)                     # visited states; s = rows[k]
     logp = log_softmax(theta[rows])                                 # (R, A)
     loss = -float(np.sum(cw * logp[k, a]))
-    per_state = np.bincount(k, weights=cw, minlength=len(rows))     # Σ c·w per visited state
-    onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
-    return loss, rows, per_state[:, None] * np.exp(logp) - onehots  # Σ c·w (π − one-hot)
+    return loss, rows, log_softmax_table_grad(np.exp(logp), k, a, -cw)   # dL/dlog π = −c·w
 
 
 def demonstrations(policy=None, targets=ALL_TARGETS):
@@ -146,7 +130,7 @@ class SFTConfig:
 
 def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
     r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
-    (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1.
+    (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1 and ``loss_type="sum"``.
     ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
     ns._check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")  # argcheck
     instance(cfg, SFTConfig, "cfg"), check_seed(seed)  # argcheck
@@ -167,15 +151,15 @@ def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
 @dataclass
 class ReSTConfig:
     rounds: int = 10                  # grow → improve → repeat iterations
-    samples: int = 128                # episodes sampled from the current policy per round (grow)
-    sft_steps: int = 30               # gradient steps on the kept data per round (improve)
+    n_prompts: int = 128              # hidden numbers drawn per round, one game each (grow)
+    sft_steps: int = 30               # gradient steps on the kept games per round (improve)
     lr: float = 10.0                  # learning rate of the SFT steps
-    accumulate: bool = False          # keep the successes of earlier rounds in the dataset
+    accumulate: bool = False          # keep the wins of earlier rounds in the dataset
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_targets: tuple = None        # hidden numbers the exact J averages over (None → targets)
 
     def __post_init__(self):
-        _check_int_fields(self, rounds=0, samples=1, sft_steps=0)
+        _check_int_fields(self, rounds=0, n_prompts=1, sft_steps=0)
         real(self.lr, "lr", lo=0, lo_open=True)
         flag(self.accumulate, "accumulate")
         _check_targets(self.targets, "targets")
@@ -184,8 +168,8 @@ class ReSTConfig:
 
 
 def train_rest(theta0, cfg=ReSTConfig(), seed=0):
-    r"""ReST / expert iteration. Each round: sample ``cfg.samples`` episodes (grow), keep those
-    with R = 1, SFT on the kept data (improve):
+    r"""ReST / expert iteration. Each round: play one game on each of ``cfg.n_prompts`` hidden
+    numbers (grow), keep the wins (the ``"rft"`` advantage), SFT on the kept data (improve):
     :math:`L = -\sum_{\tau: R(\tau)=1}\sum_t \log \pi_\theta(a_t \mid h_t)` (mean over kept episodes).
 
     History per round: ``success`` (sampled), ``kept`` (successes this round), ``dataset``
@@ -199,9 +183,9 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     data = []
     for r in range(cfg.rounds):
         _evaluate(theta, hist, r, cfg.eval_targets or cfg.targets)
-        targets = rng.choice(cfg.targets, size=cfg.samples)
+        targets = rng.choice(cfg.targets, size=cfg.n_prompts)
         traj = ns.rollout(ns.policy_probs(theta), targets, rng)          # grow
-        keep = traj.reward == 1                                          # filter
+        keep = rl.advantages(traj.reward, "rft") > 0                     # filter: the wins, 1[R > 0]
         data = (data + [traj.select(keep)]) if cfg.accumulate else [traj.select(keep)]
         dataset = ns.Trajectories.concat(data)
         if len(dataset):                                                 # improve (SFT on kept)
@@ -216,84 +200,64 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
 
 
 # ------------------------------------------------------------------- policy gradient
-METHODS = ("rest", "reinforce", "baseline", "grpo", "dr_grpo")
-DEFAULT_LOSS = {"rest": "sum", "reinforce": "sum", "baseline": "sum", "grpo": "grpo", "dr_grpo": "dr_grpo"}
-
-
-def pg_weights(rewards, method, b=0.0):
-    """The §11 table: per-episode weight w (B, G) from rewards (B, G) (B targets × G samples)."""
-    rewards = as_array(rewards, "rewards", min_ndim=1)  # argcheck
-    broadcast([rewards.shape, as_array(b, "b").shape], ["rewards", "b"])  # argcheck
-    one_of(method, "method", METHODS)  # argcheck
-    if method == "rest":
-        return (rewards == 1).astype(float)          # keep successes, drop failures
-    if method == "reinforce":
-        return rewards                               # w = R(τ)
-    if method == "baseline":
-        return rewards - b                           # w = R(τ) − b
-    if method == "grpo":
-        return rl.grpo_advantages(rewards)           # (R − R̄) / (σ_R + ε), per group
-    if method == "dr_grpo":
-        return rl.dr_grpo_advantages(rewards)        # R − R̄, per group
-    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+DEFAULT_LOSS = {"rft": "sum", "reinforce": "sum", "baseline": "sum", "rloo": "sum", "grpo": "grpo",
+                "dr_grpo": "dr_grpo"}          # the loss_type each advantage comes with (the §11 table)
+GROUP_ADVANTAGES = ("rloo", "grpo", "dr_grpo")  # relative to the group: need G >= 2
 
 
 @dataclass
 class PGConfig:
-    method: str = "grpo"              # one of METHODS: the weight w of the unified loss
+    advantage: str = "grpo"           # one of toy.rl.ADVANTAGES: the weight w of the unified loss
     steps: int = 200                  # updates (one fresh on-policy batch each)
-    prompts: int = 8                  # B: targets per batch
-    G: int = 8                        # samples per target (group size); batch = B·G episodes
+    n_prompts: int = 8                # hidden numbers per batch
+    G: int = 8                        # games per hidden number (the group); batch = n_prompts·G games
     lr: float = 10.0                  # learning rate of gradient descent on the logits
-    loss_type: str | None = None      # normaliser (loss_coefficients); None → DEFAULT_LOSS[method]
-    baseline: float = 0.0             # initial b for method "baseline"
+    loss_type: str | None = None      # one of toy.rl.LOSS_TYPES (None → DEFAULT_LOSS[advantage])
+    b: float = 0.0                    # advantage "baseline": the initial b of w = R − b
     decay: float = 0.9                # running mean b ← decay·b + (1 − decay)·mean R (1.0 keeps b constant)
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_every: int = 20              # compute the exact J every this many steps
 
     def __post_init__(self):
-        one_of(self.method, "method", METHODS)
-        _check_int_fields(self, steps=0, prompts=1, G=2 if self.method in ("grpo", "dr_grpo") else 1,
+        one_of(self.advantage, "advantage", rl.ADVANTAGES)
+        _check_int_fields(self, steps=0, n_prompts=1, G=2 if self.advantage in GROUP_ADVANTAGES else 1,
                           eval_every=1)
         real(self.lr, "lr", lo=0, lo_open=True)
         if self.loss_type is not None:
-            one_of(self.loss_type, "loss_type", LOSS_TYPES)
-        real(self.baseline, "baseline")
+            one_of(self.loss_type, "loss_type", rl.LOSS_TYPES)
+        real(self.b, "b")
         real(self.decay, "decay", 0, 1)
         _check_targets(self.targets, "targets")
 
 
 def train_pg(theta0, cfg=PGConfig(), seed=0):
-    r"""On-policy training with the unified loss: each step samples B targets × G episodes
-    from π_θ, sets w = :func:`pg_weights` and takes one gradient step on
-    :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
+    r"""On-policy training with the unified loss: each step samples ``n_prompts`` hidden numbers
+    × G games from π_θ, sets w = :func:`toy.rl.advantages` of their rewards and takes one
+    gradient step on :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
 
     History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
-    whose G rewards are all equal), ``baseline`` (b used), ``abs_w`` (mean |w| of the batch); ``J`` exact (over ``cfg.targets``)
-    every ``eval_every`` steps.
+    whose G rewards are all equal), ``b`` (the baseline used), ``abs_w`` (mean |w| of the
+    batch); ``J`` exact (over ``cfg.targets``) every ``eval_every`` steps.
     """
-    ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
-    if cfg.method not in METHODS:
-        raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
-    if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
-        raise ValueError(f"cfg.G must be >= 2 for group methods (>= 1 otherwise), got G={cfg.G}")
-    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.method]
+    ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)  # argcheck
+    cfg.__post_init__()  # argcheck
+    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.advantage]
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
-    b = cfg.baseline
-    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
+    b = cfg.b
+    hist = {"success": [], "degenerate": [], "b": [], "abs_w": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate(theta, hist, step, cfg.targets)
-        targets = np.repeat(rng.choice(cfg.targets, size=cfg.prompts), cfg.G)     # (B·G,)
+        targets = np.repeat(rng.choice(cfg.targets, size=cfg.n_prompts), cfg.G)   # (n_prompts·G,)
         traj = ns.rollout(ns.policy_probs(theta), targets, rng)                   # one rollout
-        R = traj.reward.reshape(cfg.prompts, cfg.G)                               # (B, G)
-        w = pg_weights(R, cfg.method, b)                                          # (B, G)
-        _, grad = weighted_logprob_loss(theta, traj, w.ravel(), loss_type)     # one loss
+        R = traj.reward.reshape(cfg.n_prompts, cfg.G)                             # (n_prompts, G)
+        w = rl.advantages(R, cfg.advantage, b)                                    # (n_prompts, G)
+        _, grad = weighted_logprob_loss(theta, traj, w.ravel(), loss_type)        # one loss
         theta -= cfg.lr * grad
         hist["success"].append(R.mean())
         hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
-        hist["baseline"].append(b)
+        hist["b"].append(b)
         hist["abs_w"].append(np.abs(w).mean())
         b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
@@ -340,20 +304,19 @@ def degenerate_probability(p, G):
     return p ** G + (1 - p) ** G
 
 
-def group_update_size(p, G, method="grpo"):
+def group_update_size(p, G, advantage="grpo"):
     r"""Expected size of one group's update on an instance with success rate ``p``, exactly.
 
     Model the instance as the two-armed bandit of §8 (one logit θ, success with p = σ(θ),
     score g = 1 − p on a success, −p on a failure). A group with k successes gets the update
-    :math:`\frac1G\sum_j \hat A_j g_j`, where Â is :func:`pg_weights` of its rewards; this
+    :math:`\frac1G\sum_j \hat A_j g_j`, where Â is :func:`toy.rl.advantages` of its rewards; this
     averages that over k ~ Binomial(G, p). With q = k/G the update is q(1 − q) for ``"dr_grpo"``
     and q(1 − q)/σ_q = √(q(1 − q)) for ``"grpo"`` (σ_q the group std): so the expected step is
     ≈ p(1 − p)·(1 − 1/G) without the division and ≈ √(p(1 − p)) with it.
     ``p``: scalar or array; returns the same shape.
     """
     from math import comb
-    if method not in ("grpo", "dr_grpo"):
-        raise ValueError(f"method must be 'grpo' or 'dr_grpo', got {method!r}")
+    one_of(advantage, "advantage", ("grpo", "dr_grpo"))  # argcheck
     integer(G, "G", lo=2)  # argcheck
     if int(G) != G or G < 2:
         raise ValueError(f"G must be an integer >= 2, got {G}")
@@ -364,7 +327,7 @@ def group_update_size(p, G, method="grpo"):
     out = np.zeros_like(p)
     for k in range(G + 1):
         R = np.r_[np.ones(k), np.zeros(G - k)]                       # (G,) k successes
-        adv = pg_weights(R[None], method)[0]                         # (G,) the method's Â
+        adv = rl.advantages(R, advantage)                            # (G,) Â
         succ = np.mean(adv * R)                                      # Σ_j Â_j·[R_j = 1] / G
         fail = np.mean(adv * (1 - R))                                # Σ_j Â_j·[R_j = 0] / G
         update = succ * (1 - p) - fail * p                           # (1/G) Σ_j Â_j g_j
@@ -441,37 +404,34 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
     (K, S, A) (then seed k starts from ``theta0[k]``).
 
     Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
-    ``success``, ``degenerate``, ``baseline``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
+    ``success``, ``degenerate``, ``b``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
     """
     instance(cfg, PGConfig, "cfg"), _check_seeds(seeds)
-    if cfg.method not in METHODS:
-        raise ValueError(f"cfg.method must be one of {METHODS}, got {cfg.method!r}")
-    if cfg.G < 1 or cfg.prompts < 1 or (cfg.method in ("grpo", "dr_grpo") and cfg.G < 2):
-        raise ValueError(f"cfg.G must be >= 2 for group methods (>= 1 otherwise), got G={cfg.G}")
+    cfg.__post_init__()
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.method]
-    K, B, G = len(seeds), cfg.prompts, cfg.G
+    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.advantage]
+    K, B, G = len(seeds), cfg.n_prompts, cfg.G
     streams = _Streams(seeds)
     theta = _stack(theta0, K)                                               # (K·S, A)
-    b = np.full(K, float(cfg.baseline))                                     # (K,) one baseline per seed
-    hist = {"success": [], "degenerate": [], "baseline": [], "abs_w": [], "eval_step": [], "J": []}
+    b = np.full(K, float(cfg.b))                                            # (K,) one baseline per seed
+    hist = {"success": [], "degenerate": [], "b": [], "abs_w": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate_seeds(theta, hist, step, cfg.targets)
         targets = np.repeat(streams.choice(cfg.targets, B), G, axis=1)      # (K, B·G)
         traj = _rollout_seeds(theta, targets, streams)
         R = traj.reward.reshape(K, B, G)
-        w = pg_weights(R.reshape(K * B, G), cfg.method, np.repeat(b, B)[:, None]).reshape(K, B * G)
-        masks = traj.mask.reshape(K, B * G, ns.T)
-        cw = np.concatenate([loss_coefficients(m, loss_type) * wk[:, None] for m, wk in zip(masks, w)])
+        w = rl.advantages(R.reshape(K * B, G), cfg.advantage, np.repeat(b, B)[:, None]).reshape(K, B * G)
+        c = rl.aggregate_weights(traj.mask.reshape(K, B * G, ns.T), loss_type)   # each seed its own batch
+        cw = (c * w[..., None]).reshape(K * B * G, ns.T)
         m = traj.mask
         _, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
         theta[rows] -= cfg.lr * grad_rows
         hist["success"].append(R.reshape(K, -1).mean(axis=1))
         hist["degenerate"].append(np.all(R == R[..., :1], axis=-1).mean(axis=-1) if G > 1 else np.full(K, np.nan))
-        hist["baseline"].append(b.copy())
+        hist["b"].append(b.copy())
         hist["abs_w"].append(np.abs(w).mean(axis=1))
         b = cfg.decay * b + (1 - cfg.decay) * R.reshape(K, -1).mean(axis=1)
     _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
@@ -493,15 +453,17 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
     data, owners = [], []                                                   # kept games and their seed
     for r in range(cfg.rounds):
         _evaluate_seeds(theta, hist, r, cfg.eval_targets or cfg.targets)
-        traj = _rollout_seeds(theta, streams.choice(cfg.targets, cfg.samples), streams)   # grow
-        keep = traj.reward == 1                                                          # filter
-        owner = np.repeat(np.arange(K), cfg.samples)[keep]
+        traj = _rollout_seeds(theta, streams.choice(cfg.targets, cfg.n_prompts), streams)  # grow
+        keep = rl.advantages(traj.reward, "rft") > 0                                     # filter
+        owner = np.repeat(np.arange(K), cfg.n_prompts)[keep]
         data, owners = ((data + [traj.select(keep)], owners + [owner]) if cfg.accumulate
                         else ([traj.select(keep)], [owner]))
         dataset, owner = ns.Trajectories.concat(data), np.concatenate(owners)
         size = np.bincount(owner, minlength=K)                                          # (K,) per seed
         if len(dataset):                                                                 # improve
-            cw = dataset.mask / size[owner][:, None]                         # the "sum" normaliser, per seed
+            cw = np.zeros(dataset.mask.shape)                                # the "sum" normaliser, per seed
+            for k in np.unique(owner):
+                cw[owner == k] = rl.aggregate_weights(dataset.mask[owner == k], "sum")
             m = dataset.mask
             s, a = dataset.states[m], dataset.guesses[m] - 1
             for _ in range(cfg.sft_steps):
@@ -518,7 +480,7 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     r"""Exact gradient ascent on J, the zero-variance reference for every sampled method:
     :math:`\theta \leftarrow \theta + \text{lr}\cdot\nabla_\theta J(\theta)` with ∇J from
     :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
-    normaliser (``method="reinforce"``) takes this step *in expectation*. Returns ``(theta,
+    normaliser (``advantage="reinforce"``) takes this step *in expectation*. Returns ``(theta,
     history)`` with ``eval_step`` and exact ``J``."""
     integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
     theta = np.array(ns._check_theta(theta0, "theta0"), dtype=float)
@@ -539,17 +501,6 @@ def mean_se(x, axis=0):
     if x.shape[axis] < 2:
         raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
     return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
-
-
-def _per_action(traj, w):
-    """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
-    instance(traj, ns.Trajectories, "traj")
-    w = as_array(w, "w")
-    if w.shape == (len(traj),):
-        w = np.broadcast_to(w[:, None], traj.mask.shape)
-    if w.shape != traj.mask.shape:
-        raise ValueError(f"w must have shape ({len(traj)},) or {traj.mask.shape}, got {w.shape}")
-    return w
 
 
 def estimate_variance(theta, traj, w):
@@ -583,9 +534,7 @@ def batch_cosines(theta, traj, w, n):
     key, a, cw = (batch * ns.S + traj.states)[m], traj.guesses[m] - 1, (w / n)[m]
     rows, k = np.unique(key, return_inverse=True)                           # (batch, state) rows
     s = rows % ns.S
-    per_state = np.bincount(k, weights=cw, minlength=len(rows))
-    onehots = np.bincount(k * ns.A + a, weights=cw, minlength=len(rows) * ns.A).reshape(-1, ns.A)
-    est = onehots - per_state[:, None] * pi[s]                              # rows of ĝ_b
+    est = log_softmax_table_grad(pi[s], k, a, cw)                           # rows of ĝ_b: Σ w (e_a − π)
     dots = np.bincount(rows // ns.S, weights=np.sum(est * g[s], axis=1), minlength=nb)
     norms = np.sqrt(np.bincount(rows // ns.S, weights=np.sum(est ** 2, axis=1), minlength=nb))
     return dots / np.maximum(norms, 1e-300) / np.linalg.norm(g)

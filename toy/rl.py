@@ -172,7 +172,7 @@ def clip_fraction(ratio, adv, mask, eps_low=0.2, eps_high=None):
     return float((clipped * m).sum() / m.sum())
 
 
-LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "sum")
 
 
 def aggregate_loss(per_token, mask, loss_type, max_len=None):
@@ -183,6 +183,7 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
     - ``"grpo"``:    :math:`\frac1N\sum_i \frac{\sum_t m_{it}\ell_{it}}{\sum_t m_{it}}` (mean of per-sequence means)
     - ``"dapo"``:    :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{\sum_{i,t} m_{it}}` (token level)
     - ``"dr_grpo"``: :math:`\frac{\sum_{i,t} m_{it}\ell_{it}}{N \cdot L_{max}}` (a constant normaliser)
+    - ``"sum"``:     :math:`\frac1N\sum_{i,t} m_{it}\ell_{it}` (REINFORCE's: sum over each sequence, mean over sequences)
 
     ``mask`` is 1 on tokens the policy generated (the loss's :math:`m_t`), 0 elsewhere.
     ``max_len`` defaults to T (the padded width) for ``"dr_grpo"``; no sequence may have more
@@ -209,6 +210,8 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
         if m.sum() == 0:
             raise ValueError("mask has no generated tokens")
         return float((x * m).sum() / m.sum())
+    if loss_type == "sum":
+        return float((x * m).sum() / N)
     L = T if max_len is None else max_len
     return float((x * m).sum() / (N * L))
 
@@ -221,11 +224,12 @@ def aggregate_weights(mask, loss_type, max_len=None):
     - ``"grpo"``:    :math:`c_{it} = m_{it} / (N\,|o_i|)` — a token of a short answer weighs more
     - ``"dapo"``:    :math:`c_{it} = m_{it} / \sum_{j,s} m_{js}` — every token weighs the same
     - ``"dr_grpo"``: :math:`c_{it} = m_{it} / (N\,L_{max})` — every token weighs the same
+    - ``"sum"``:     :math:`c_{it} = m_{it} / N` — every token weighs the same, a long sequence more in total
 
     ``mask`` is (N, T), or (..., N, T) for several independent batches (e.g. runs) at once,
     each normalised on its own.
     """
-    m = as_array(mask, "mask", min_ndim=2)                   # (..., N, T)
+    m = nonempty(as_array(mask, "mask", min_ndim=2), "mask")  # (..., N, T)
     if not np.all((m == 0) | (m == 1)):
         raise ValueError("mask must contain only 0 and 1")
     if loss_type not in LOSS_TYPES:
@@ -241,6 +245,8 @@ def aggregate_weights(mask, loss_type, max_len=None):
         if np.any(tokens == 0):
             raise ValueError("mask has no generated tokens")
         return m / tokens
+    if loss_type == "sum":
+        return m / N
     L = T if max_len is None else positive(max_len, "max_len")
     if np.any(m.sum(axis=-1) > L):
         raise ValueError(f"max_len must be >= the longest sequence, got {L:g}")

@@ -184,9 +184,9 @@ def dr_grpo_token_weights(fn):
     r"""Exercise (§10): ``fn(rewards, mask)`` with the rewards (G,) of one group and the mask
     (G, T) of the actions each episode took returns the Dr. GRPO weight of every action in the
     loss, :math:`c_{jt}\,\hat A_j = m_{jt}\,(R_j - \bar R)/(G \cdot T)` — the number that multiplies
-    :math:`-\log\pi(a_{jt} \mid h_{jt})` (compared with :func:`toy.numsearch_train.loss_coefficients`
+    :math:`-\log\pi(a_{jt} \mid h_{jt})` (compared with :func:`toy.rl.aggregate_weights`
     with ``"dr_grpo"`` times :func:`toy.rl.dr_grpo_advantages`)."""
-    from .. import numsearch_train as nt, rl
+    from .. import rl
     rng = np.random.default_rng(10)
     four = ns.replay([[8, 12, 10, 11], [4, 8, 12, 11], [16, 8, 9, 10], [1, 2, 3, 4]], 11)
     short = ns.replay([[8], [4, 8], [1, 2, 3, 4], [16, 12, 10, 9]], 8)     # lengths 1, 2, 4, 4
@@ -198,7 +198,7 @@ def dr_grpo_token_weights(fn):
         R, m = traj.reward, traj.mask.astype(float)
         G, T = m.shape
         adv = rl.dr_grpo_advantages(R)
-        exp = nt.loss_coefficients(m, "dr_grpo") * adv[:, None]
+        exp = rl.aggregate_weights(m, "dr_grpo") * adv[:, None]
         lengths = np.maximum(m.sum(axis=1, keepdims=True), 1)
         grpo_adv = rl.grpo_advantages(R) if np.ptp(R) > 0 else adv
         variants = [(m * adv[:, None] / (G * lengths),
