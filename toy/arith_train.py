@@ -190,18 +190,23 @@ def pg_step(model, s, adv, lr):
 
     .. math:: L = -\frac{1}{BG}\sum_i A_i \sum_t \log\pi(a_{it}\mid c_{it})
 
-    (a sum over an answer's steps, a mean over answers). Updates ``model.delta`` in place."""
+    (a sum over an answer's steps, a mean over answers: ``rl.aggregate_weights(mask, "sum")``).
+    Updates ``model.delta`` in place."""
     instance(model, Model, "model"), instance(s, Samples, "s"), positive(lr, "lr")  # argcheck
     if np.shape(adv) != s.method.shape[:2]:  # argcheck
         raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {np.shape(adv)}")
-    _descend(model.delta, model.probs(), s.context, s.method, adv, lr, adv.size)
+    B, G, L = s.method.shape
+    _descend(model.delta, model.probs(), s.context.reshape(B * G, L), s.method.reshape(B * G, L),
+             adv.reshape(B * G), lr)
 
 
-def _descend(delta, probs, rows, method, adv, lr, n):
-    """``delta -= lr·∇L`` for L = −(1/n) Σ_i A_i Σ_t log π(a_it | row_it); rows −1 are padding."""
+def _descend(delta, probs, rows, method, adv, lr):
+    """``delta -= lr·∇L`` for L = −Σ_it c_it A_i log π(a_it | row_it) with c = ``rl.aggregate_weights``'s
+    "sum" (m/N: a sum over each answer's steps, a mean over the N answers of each batch).
+    ``rows``, ``method`` (..., N, L) (rows −1 on padding), ``adv`` (..., N)."""
     real = rows >= 0
-    dlogp = -np.broadcast_to(adv[:, :, None], rows.shape)            # ∂(−Σ A log π)/∂log π
-    delta -= lr * log_softmax_table_grad(probs, rows[real], method[real], dlogp[real]) / n
+    dlogp = rl.aggregate_weights(real.astype(float), "sum") * -adv[..., None]   # ∂L/∂log π
+    delta -= lr * log_softmax_table_grad(probs, rows[real], method[real], dlogp[real])
 
 
 def reinforce(train, test, cfg=None, seed=0):
@@ -252,7 +257,8 @@ def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * mean_r
         rows = np.where(s.context >= 0, s.context + C * np.repeat(np.arange(K), B)[:, None, None], -1)
         probs = np.concatenate([m.probs() for m in models])           # (K·C, M)
-        _descend(delta.reshape(K * C, -1), probs, rows, s.method, A, cfg.lr, B * G)
+        _descend(delta.reshape(K * C, -1), probs, rows.reshape(K, B * G, -1), s.method.reshape(K, B * G, -1),
+                 A.reshape(K, B * G), cfg.lr)                          # one batch per seed
         for k, (h, m) in enumerate(zip(hs, models)):
             h["train_reward"].append(mean_r[k])
             h["mean_abs_adv"].append(np.abs(A[k * B:(k + 1) * B]).mean())
