@@ -7,7 +7,7 @@ One function per family, each taking a dataclass config and ``seed=``, returning
   sampling) and a coarse verifier.
 - :func:`reinforce`  (:class:`ReinforceConfig`) one policy-gradient step per batch, with an
   advantage of :func:`toy.rl.advantages` ("rft" = SFT on the correct samples, "baseline",
-  "rloo", "grpo", ...).
+  "rloo", "grpo", ...); :func:`reinforce_seeds` runs many seeds at once.
 - :func:`grpo`       (:class:`GRPOConfig`) GRPO with PPO clipping, μ updates per batch and the
   k3 KL term; DAPO's clip-higher (``eps_high``), dynamic sampling, token-level loss
   (``loss_type="dapo"``) and overlong shaping are fields of the config.
@@ -36,12 +36,6 @@ def _check_sets(train, test, n_prompts=None):
     instance(train, Problems, "train"), instance(test, Problems, "test")
     if n_prompts is not None and n_prompts > len(train):
         raise ValueError(f"n_prompts must be <= the number of training problems {len(train)}, got {n_prompts}")
-
-
-def _table_grad(model, s, dlogp):
-    """∂L/∂Δ (C, K) from ∂L/∂log π(a_t | c_t) (B, G, L) on the real steps of ``s``."""
-    real = s.context >= 0
-    return log_softmax_table_grad(model.probs(), s.context[real], s.method[real], dlogp[real])
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,20 +299,20 @@ def dapo_config(**kw):
 
 def _check_config(cfg):
     if not isinstance(cfg, GRPOConfig):
-        raise ValueError(f"config must be a GRPOConfig, got {type(cfg).__name__}")
+        raise ValueError(f"cfg must be a GRPOConfig, got {type(cfg).__name__}")
     for name, lo in (("steps", 1), ("n_prompts", 1), ("G", 2), ("mu", 1), ("max_draws", 1)):
-        integer(getattr(cfg, name), f"config.{name}", lo=lo)
-    positive(cfg.lr, "config.lr")
-    real(cfg.eps_low, "config.eps_low", 0, 1, hi_open=True)
+        integer(getattr(cfg, name), name, lo=lo)
+    positive(cfg.lr, "lr")
+    real(cfg.eps_low, "eps_low", 0, 1, hi_open=True)
     if cfg.eps_high is not None:
-        real(cfg.eps_high, "config.eps_high", lo=0)
-    real(cfg.beta, "config.beta", lo=0)
-    one_of(cfg.loss_type, "config.loss_type", rl.LOSS_TYPES)
+        real(cfg.eps_high, "eps_high", lo=0)
+    real(cfg.beta, "beta", lo=0)
+    one_of(cfg.loss_type, "loss_type", rl.LOSS_TYPES)
     for name in ("dynamic_sampling", "overlong"):
-        flag(getattr(cfg, name), f"config.{name}")
-    integer(cfg.overlong_buffer, "config.overlong_buffer", lo=1)
-    if integer(cfg.max_len, "config.max_len", lo=1) < cfg.overlong_buffer:
-        raise ValueError(f"config.max_len must be >= overlong_buffer, got {cfg.max_len} and {cfg.overlong_buffer}")
+        flag(getattr(cfg, name), name)
+    integer(cfg.overlong_buffer, "overlong_buffer", lo=1)
+    if integer(cfg.max_len, "max_len", lo=1) < cfg.overlong_buffer:
+        raise ValueError(f"max_len must be >= overlong_buffer, got {cfg.max_len} and {cfg.overlong_buffer}")
 
 
 def _grpo_batch(train, cfg, model, rng):
@@ -395,13 +389,14 @@ def grpo_step(model, s, adv, cfg, ref=None):
                                  cfg.beta, ref_logp, cfg.max_len)
     ratio = np.exp(logp - s.logp)                                     # ρ = π_θ / π_old
     clip = rl.clip_fraction(ratio, adv[:, :, None], s.mask, cfg.eps_low, cfg.eps_high)
-    model.delta -= cfg.lr * _table_grad(model, s, dlogp.reshape(B, G, L))
+    dlogp = dlogp.reshape(B, G, L)[real]                              # ∂L/∂log π on the real steps
+    model.delta -= cfg.lr * log_softmax_table_grad(model.probs(), s.context[real], s.method[real], dlogp)
     return loss, ratio, clip
 
 
-def grpo(train, test, config=None, seed=0, callback=None):
-    r"""GRPO / DAPO on the arithmetic model: for each of ``config.steps`` sampled batches,
-    ``config.mu`` updates of :func:`grpo_step`, with :math:`A_i` = the GRPO advantage of the
+def grpo(train, test, cfg=None, seed=0, callback=None):
+    r"""GRPO / DAPO on the arithmetic model: for each of ``cfg.steps`` sampled batches,
+    ``cfg.mu`` updates of :func:`grpo_step`, with :math:`A_i` = the GRPO advantage of the
     reward (correct = 1, plus the overlong penalty if on).
 
     ``callback(step, update, samples, adv, ratio)``, if given, is called after each update with
@@ -411,7 +406,7 @@ def grpo(train, test, config=None, seed=0, callback=None):
     :func:`toy.rl.clip_fraction`: clipped steps / all generated steps) and ``samples``
     (cumulative samples drawn, dynamic sampling's redraws included).
     """
-    cfg = GRPOConfig() if config is None else config
+    cfg = GRPOConfig() if cfg is None else cfg
     _check_config(cfg)
     _check_sets(train, test, cfg.n_prompts), check_seed(seed)
     if callback is not None:  # argcheck
