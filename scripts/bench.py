@@ -47,9 +47,9 @@ def trainers():
     train, test = A.make_dataset()
     return [
         ("arith_train.reinforce, GRPO advantages, 30 batches", 1.0,
-         lambda: T.reinforce(train, test, "grpo", n_batches=30, seed=1)),
+         lambda: T.reinforce(train, test, T.ReinforceConfig("grpo", steps=30), seed=1)),
         ("arith_train.grpo, GRPOConfig(), 30 batches", 1.0,
-         lambda: T.grpo(train, test, T.GRPOConfig(), n_batches=30, seed=0)),
+         lambda: T.grpo(train, test, T.GRPOConfig(steps=30), seed=0)),
     ]
 
 

@@ -168,48 +168,37 @@ def test_verifiers():
     assert A.verify(A.sample(only_right, probs, 3, rng), probs).min() == 1
 
 
-# --- the gradient ------------------------------------------------------------------------
+# --- the data a log-likelihood gradient needs -----------------------------------------------
 
-@pytest.mark.parametrize("T", [1.0, 0.6])
-def test_add_grad_matches_finite_differences(T):
+def test_counts_by_a_naive_loop():
     rng = np.random.default_rng(0)
-    model = A.Model(delta=rng.normal(size=(5, 3)))
     ctx = rng.integers(-1, 5, size=(7, 4))
     meth = rng.integers(0, 3, size=(7, 4))
     w = rng.normal(size=(7, 1))
-
-    def f(delta):
-        lp = A.Model(delta=delta).log_probs(T)
-        return sum(w[i, 0] * lp[ctx[i, t], meth[i, t]] for i in range(7) for t in range(4) if ctx[i, t] >= 0)
-
-    grad = model.add_grad(np.zeros((5, 3)), ctx, meth, w, temperature=T)
-    fd = np.zeros((5, 3))
-    for c, k in np.ndindex(5, 3):
-        e = np.zeros((5, 3))
-        e[c, k] = 1e-6
-        fd[c, k] = (f(model.delta + e) - f(model.delta - e)) / 2e-6
-    np.testing.assert_allclose(grad, fd, atol=1e-6)
+    onehot, total = A.Model().counts(ctx, meth, w)
+    ref_onehot, ref_total = np.zeros((5, 3)), np.zeros(5)
+    for i, t in np.ndindex(7, 4):
+        if ctx[i, t] >= 0:
+            ref_onehot[ctx[i, t], meth[i, t]] += w[i, 0]
+            ref_total[ctx[i, t]] += w[i, 0]
+    np.testing.assert_allclose(onehot, ref_onehot)
+    np.testing.assert_allclose(total, ref_total)
 
 
-def test_add_grad_one_step_by_hand():
-    m = A.Model()
-    g = m.add_grad(np.zeros((5, 3)), [A.MUL2], [A.CORRECT], 1.0)
-    np.testing.assert_allclose(g[A.MUL2], np.array([1, 0, 0]) - A.P_START[A.MUL2])
-    assert np.all(g[[0, 1, 2, 4]] == 0)
+def test_hint_moves_only_the_correct_methods_logit_in_any_world():
+    m = A.Model(base_logits=np.zeros((5, 4)))                     # four methods (as arith_variant)
+    np.testing.assert_allclose(m.logits(hint=2.0) - m.logits(), np.tile([2.0, 0, 0, 0], (5, 1)))
 
 
 # --- metrics -----------------------------------------------------------------------------
 
-def test_pass_at_k_and_entropy(data):
+def test_step_entropy(data):
     _, test = data
-    rng = np.random.default_rng(0)
     m = A.Model()
-    p1 = A.pass_at_k_sampled(m, test, 1, 16, rng)
-    p16 = A.pass_at_k_sampled(m, test, 16, 16, rng)
-    assert abs(p1 - A.pass1_exact(m, test)) < 0.03 and p16 > p1
     h = A.step_entropy(m)
     np.testing.assert_allclose(h, metrics.entropy(A.P_START))
-    assert 0 <= A.maj_at_k_sampled(m, test, 5, rng) <= 1
+    steps = test.context[test.context >= 0]
+    assert A.step_entropy(m, test) == pytest.approx(h[steps].mean())
 
 
 # --- bad input ---------------------------------------------------------------------------
@@ -290,12 +279,12 @@ BAD_INPUTS = [
     (_M.log_probs, (), {"temperature": 0}, "temperature"),
     (_M.probs, (), {"temperature": None}, "temperature"),
     (_M.p_correct, (), {"temperature": "1"}, "temperature"),
-    (_M.add_grad, (np.zeros((4, 3)), [0], [0], [1.0]), {}, "grad"),
-    (_M.add_grad, (_G, [5], [0], [1.0]), {}, "context"),
-    (_M.add_grad, (_G, [0], [3], [1.0]), {}, "method"),
-    (_M.add_grad, (_G, [0, 1], [0, 1, 2], [1.0]), {}, "context"),
-    (_M.add_grad, (_G, [0], [0], [np.nan]), {}, "weight"),
-    (_M.add_grad, (_G, [0], [0], [1.0]), {"temperature": 0}, "temperature"),
+    (_M.counts, ([5], [0], [1.0]), {}, "context"),
+    (_M.counts, ([0], [3], [1.0]), {}, "method"),
+    (_M.counts, ([0, 1], [0, 1, 2], [1.0]), {}, "context"),
+    (_M.counts, ([0], [0], [np.nan]), {}, "weight"),
+    (_M.counts, ([0.5], [0], [1.0]), {}, "context"),
+    (_M.logits, (), {"hint": None}, "hint"),
     (A.sample, (_M, _P, 0, _RNG), {}, "n"),
     (A.sample, (_M, _P, 2, 0), {}, "rng"),
     (A.sample, ("model", _P, 2, _RNG), {}, "model"),
@@ -315,11 +304,11 @@ BAD_INPUTS = [
     (A.p_solve, (_M, _P), {"temperature": 0}, "temperature"),
     (A.pass1_exact, (_M, _P.subset([])), {}, "problems"),
     (A.pass1_exact, (None, _P), {}, "model"),
-    (A.pass_at_k_sampled, (_M, _P, 5, 4, _RNG), {}, "k"),
-    (A.pass_at_k_sampled, (_M, _P, None, 4, _RNG), {}, "k"),
-    (A.pass_at_k_sampled, (_M, _P, 1, 0, _RNG), {}, "n"),
-    (A.maj_at_k_sampled, (_M, _P, 0, _RNG), {}, "k"),
-    (A.maj_at_k_sampled, (_M, _P, 3, None), {}, "rng"),
+    (A.step_entropy, (None,), {}, "model"),
+    (A.step_entropy, (_M, "problems"), {}, "problems"),
+    (A.step_entropy, (_M, _P), {"temperature": 0}, "temperature"),
+    (A.pass1_exact, (_M, _P.subset([])), {}, "problems"),
+    (A.p_solve, (_M, _P), {"temperature": -1}, "temperature"),
     (A.step_entropy, (_M, "problems"), {}, "problems"),
     (A.step_entropy, (_M,), {"temperature": np.inf}, "temperature"),
     (A.trace, (_P, 99, [0, 0]), {}, "i"),                                 # was an IndexError

@@ -1,6 +1,7 @@
-"""Tests for toy.arith_train: STaR, REINFORCE with four advantages, GRPO and DAPO's switches.
+"""Tests for toy.arith_train: STaR, REINFORCE with an advantage switch, GRPO and DAPO's switches.
 (Their speed is measured by ``make bench``, not here.)"""
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from toy import arith as A
 from toy import arith_train as T
 from toy import rl
+from toy.prob import log_softmax_table_grad
 
 
 @pytest.fixture(scope="module")
@@ -44,22 +46,24 @@ def test_sft_step_is_the_mean_log_likelihood_gradient():
     np.testing.assert_allclose(m.delta, 0.5 * g / 3)
 
 
-def test_sft_many_steps_match_repeated_add_grad():
+def test_sft_many_steps_match_repeated_chain_rule_steps():
     probs = A.make_problems(20, 1)
     s = A.sample(A.Model(), probs, 3, np.random.default_rng(1))
     keep = (np.random.default_rng(2).random((20, 3)) < 0.5).astype(float)
-    ref = A.Model()                           # the step written with the model's own add_grad
-    for _ in range(25):
-        g = ref.add_grad(np.zeros((5, 3)), s.context, s.method, keep[:, :, None])
-        ref.delta += 0.3 * g / keep.sum()
+    ref = A.Model()                           # the step written with toy.prob's chain rule
+    real = s.context >= 0
+    w = np.broadcast_to(keep[:, :, None], s.context.shape)[real]
+    for _ in range(25):                       # L = −Σ kept log π / N, descended
+        g = log_softmax_table_grad(ref.probs(), s.context[real], s.method[real], -w)
+        ref.delta -= 0.3 * g / keep.sum()
     np.testing.assert_allclose(T.sft(A.Model(), s, keep, steps=25, lr=0.3).delta, ref.delta, atol=1e-12)
 
 
 def test_star_phenomena(data):
     train, test = data
     plain = T.star(train, test, seed=0)
-    hint = T.star(train, test, hint=1.5, seed=0)
-    coarse = T.star(train, test, verifier="units", seed=0)
+    hint = T.star(train, test, T.STaRConfig(hint=1.5), seed=0)
+    coarse = T.star(train, test, T.STaRConfig(verifier="units"), seed=0)
     assert plain["pass1"][3] > 3 * plain["pass1"][0]                 # the flywheel turns
     assert plain["pass1"][-1] - plain["pass1"][3] < 0.1              # ... then stalls
     assert np.all(plain["kept_right"] == plain["kept"])             # exact verifier: all kept are right
@@ -71,95 +75,174 @@ def test_star_phenomena(data):
 
 # --- REINFORCE ----------------------------------------------------------------------------
 
-def test_four_advantages_by_hand():
-    r = np.array([[1.0, 0, 0, 0]])
-    np.testing.assert_allclose(T.advantages(r, "sft"), r)
-    np.testing.assert_allclose(T.advantages(r, "baseline", baseline=0.1), r - 0.1)
-    np.testing.assert_allclose(T.advantages(r, "rloo"), [[1, -1 / 3, -1 / 3, -1 / 3]])
-    np.testing.assert_allclose(T.advantages(r, "grpo"), [[1.732, -0.577, -0.577, -0.577]], atol=1e-3)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pg_step_descends_the_loss_by_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    model = A.Model(delta=rng.normal(size=(5, 3)))
+    s = A.sample(model, A.make_problems(4, seed), 3, rng)
+    adv = rng.normal(size=(4, 3))
+
+    def loss(delta):                          # L = −1/(BG) Σ_i A_i Σ_t log π, by a loop
+        lp = A.Model(delta=delta).log_probs()
+        return -sum(adv[i, j] * lp[s.context[i, j, t], s.method[i, j, t]]
+                    for i, j, t in np.ndindex(s.context.shape) if s.context[i, j, t] >= 0) / adv.size
+
+    fd = np.zeros((5, 3))
+    for c, k in np.ndindex(5, 3):
+        e = np.zeros((5, 3))
+        e[c, k] = 1e-6
+        fd[c, k] = (loss(model.delta + e) - loss(model.delta - e)) / 2e-6
+    before = model.delta.copy()
+    T.pg_step(model, s, adv, lr=0.5)
+    np.testing.assert_allclose(model.delta, before - 0.5 * fd, atol=1e-7)
+
+
+def test_pg_step_one_answer_by_hand():
+    m = A.Model()
+    s = _batch([[[A.CORRECT]]], [[[A.MUL2]]], [[[0.0]]])
+    T.pg_step(m, s, np.array([[1.0]]), lr=1.0)
+    np.testing.assert_allclose(m.delta[A.MUL2], np.array([1, 0, 0]) - A.P_START[A.MUL2])
+    assert np.all(m.delta[[0, 1, 2, 4]] == 0)
 
 
 def test_reinforce_learns_reproducibly(data):
     train, test = data
-    h = T.reinforce(train, test, "grpo", n_batches=30, seed=1)
+    h = T.reinforce(train, test, T.ReinforceConfig("grpo"), seed=1)
     assert h["pass1"].shape == (31,) and h["train_reward"].shape == (30,)
-    assert h["pass1"][-1] > h["pass1"][0] + 0.3
-    h2 = T.reinforce(train, test, "grpo", n_batches=30, seed=1)
+    assert h["pass1"][-1] > h["pass1"][0] + 0.3 and "clip_frac" not in h
+    h2 = T.reinforce(train, test, T.ReinforceConfig("grpo"), seed=1)
     np.testing.assert_array_equal(h["pass1"], h2["pass1"])
     assert h["samples"][-1] == 30 * 16 * 8
 
 
+def _reinforce_loop(train, test, cfg, seed):
+    """The textbook loop for one seed: sample, advantages, one pg_step."""
+    rng, model, b = np.random.default_rng(seed), A.Model(), None
+    pass1 = [A.pass1_exact(model, test)]
+    for _ in range(cfg.steps):
+        batch = train.subset(rng.choice(len(train), size=cfg.n_prompts, replace=False))
+        s = A.sample(model, batch, cfg.G, rng)
+        r = A.verify(s, batch)
+        b = r.mean() if b is None else b
+        adv = rl.advantages(r, cfg.advantage, b)
+        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * r.mean()
+        T.pg_step(model, s, adv, cfg.lr)
+        pass1.append(A.pass1_exact(model, test))
+    return np.array(pass1), model.delta
+
+
+@pytest.mark.parametrize("advantage", ["rft", "baseline", "rloo", "grpo"])
+def test_reinforce_seeds_is_exactly_the_loop_over_seeds(data, advantage):
+    train, test = data
+    cfg = T.ReinforceConfig(advantage, steps=4, G=4, n_prompts=8)
+    many = T.reinforce_seeds(train, test, cfg, seeds=(3, 0, 7))
+    for seed, h in zip((3, 0, 7), many):
+        pass1, delta = _reinforce_loop(train, test, cfg, seed)
+        np.testing.assert_array_equal(h["pass1"], pass1)
+        np.testing.assert_array_equal(h["model"].delta, delta)
+        np.testing.assert_array_equal(T.reinforce(train, test, cfg, seed=seed)["pass1"], pass1)
+
+
 def test_mean_abs_advantage_order_at_start(data):
     train, test = data
-    first = {k: np.mean([T.reinforce(train, test, k, n_batches=1, seed=s)["mean_abs_adv"][0]
-                         for s in range(5)]) for k in T.ADVANTAGES}
-    assert first["sft"] < first["rloo"] < first["baseline"] < first["grpo"]
+    first = {k: np.mean([T.reinforce(train, test, T.ReinforceConfig(k, steps=1), seed=s)["mean_abs_adv"][0]
+                         for s in range(5)]) for k in ("rft", "baseline", "rloo", "grpo")}
+    assert first["rft"] < first["rloo"] < first["baseline"] < first["grpo"]
 
 
 # --- GRPO's gradient and DAPO's switches on hand-made batches ----------------------------
 
-def test_token_weights_reproduce_aggregate_loss():
-    rng = np.random.default_rng(0)
-    mask = (np.arange(6)[None, :] < np.array([2, 6, 3, 4])[:, None]).astype(float)
-    x = rng.normal(size=mask.shape)
-    for lt in ("grpo", "dapo"):
-        assert np.isclose((T.token_weights(mask, lt) * x).sum(), rl.aggregate_loss(x, mask, lt))
+def test_grpo_step_loss_types_weight_steps_by_hand():
+    # two answers in context "× 2 digits", correct method: 2 steps and 4 steps; on-policy (ρ = 1)
+    p = A.Model().probs()[A.MUL2, A.CORRECT]
+    s = _batch([[[0, 0, -1, -1], [0, 0, 0, 0]]], [[[A.MUL2, A.MUL2, -1, -1], [A.MUL2] * 4]],
+               [[[np.log(p)] * 2 + [0, 0], [np.log(p)] * 4]])
+    adv = np.array([[1.0, -1.0]])
+    step = np.array([1, 0, 0]) - A.P_START[A.MUL2]                  # ∇ log π(correct | × 2 digits)
+    for loss_type, w_short, w_long in (("grpo", 1 / 4, 1 / 8), ("dapo", 1 / 6, 1 / 6)):
+        m = A.Model()
+        T.grpo_step(m, s, adv, T.GRPOConfig(loss_type=loss_type, lr=1.0))
+        # descent on −Σ w ρ A: Δ += Σ_t w_t A_t ∇ log π
+        np.testing.assert_allclose(m.delta[A.MUL2], (2 * w_short - 4 * w_long) * step, atol=1e-12)
 
 
-def test_token_level_switch_weights_by_hand():
-    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], float)
-    np.testing.assert_allclose(T.token_weights(mask, "grpo"), [[.25, .25, 0, 0], [.125] * 4])
-    np.testing.assert_allclose(T.token_weights(mask, "dapo"), mask / 6)
+def test_grpo_step_on_policy_is_reinforce_with_the_per_answer_mean(data):
+    train, _ = data
+    rng = np.random.default_rng(3)
+    model = A.Model(delta=rng.normal(size=(5, 3)) * 0.3)
+    s = A.sample(model, train.subset(np.arange(6)), 4, rng)
+    adv = rng.normal(size=(6, 4))
+    a, b = model.copy(), model.copy()
+    T.grpo_step(a, s, adv, T.GRPOConfig(lr=2.0))                     # ρ = 1: nothing clipped
+    T.pg_step(b, s, adv / s.mask.sum(axis=2), lr=2.0)                # A_i / |o_i|, summed over steps
+    np.testing.assert_allclose(a.delta, b.delta, atol=1e-12)
 
 
-def test_grpo_grad_matches_finite_differences():
+def test_grpo_step_matches_finite_differences():
     rng = np.random.default_rng(0)
     old = A.Model(delta=rng.normal(size=(5, 3)) * 0.3)
     new = A.Model(delta=old.delta + rng.normal(size=(5, 3)) * 0.1)
     s = A.sample(old, A.make_problems(4, 3), 3, rng)
     adv = rng.normal(size=(4, 3))
-    w = T.token_weights(s.mask.reshape(12, -1), "grpo").reshape(s.mask.shape)
-    cfg = T.GRPOConfig(beta=0.3, eps=0.99)                  # a wide clip range: nothing clipped
-    J, grad, frac = T.grpo_grad(new, s, adv, w, cfg)
-    assert frac == 0
+    cfg = T.GRPOConfig(beta=0.3, eps_low=0.99, lr=1.0)            # a wide clip range: nothing clipped
+    loss = lambda delta: T.grpo_step(A.Model(delta=delta), s, adv, cfg)[0]
     fd = np.zeros((5, 3))
     for c, k in np.ndindex(5, 3):
         e = np.zeros((5, 3))
         e[c, k] = 1e-6
-        fd[c, k] = (T.grpo_grad(A.Model(delta=new.delta + e), s, adv, w, cfg)[0]
-                    - T.grpo_grad(A.Model(delta=new.delta - e), s, adv, w, cfg)[0]) / 2e-6
-    np.testing.assert_allclose(grad, fd, atol=1e-6)
+        fd[c, k] = (loss(new.delta + e) - loss(new.delta - e)) / 2e-6
+    before = new.delta.copy()
+    _, _, frac = T.grpo_step(new, s, adv, cfg)
+    assert frac == 0
+    np.testing.assert_allclose(before - new.delta, fd, atol=1e-6)  # one step down the gradient
 
 
-def test_clip_higher_switch_on_a_hand_made_batch():
-    # one token, context "× 2 digits", method correct; π_old(correct) chosen so that ρ = 1.25
+def test_clip_higher_on_a_hand_made_batch():
+    # one step, context "× 2 digits", method correct; π_old(correct) chosen so that ρ = 1.25
     model = A.Model()
     p_new = model.probs()[A.MUL2, A.CORRECT]
     s = _batch([[[A.CORRECT]]], [[[A.MUL2]]], [[[np.log(p_new / 1.25)]]])
-    w = np.ones((1, 1, 1))
     A_pos = np.array([[1.0]])
-    _, g_sym, f_sym = T.grpo_grad(model, s, A_pos, w, T.GRPOConfig())
-    _, g_hi, f_hi = T.grpo_grad(model, s, A_pos, w, T.GRPOConfig(clip_higher=True))
-    assert f_sym == 1 and np.all(g_sym == 0)                # 1.25 > 1.2: clipped, no gradient
+    step = lambda cfg, adv: (lambda m: (T.grpo_step(m, s, adv, cfg)[2], m.delta))(A.Model())
+    f_sym, d_sym = step(T.GRPOConfig(lr=1.0), A_pos)
+    f_hi, d_hi = step(T.GRPOConfig(lr=1.0, eps_high=0.28), A_pos)
+    assert f_sym == 1 and np.all(d_sym == 0)                # 1.25 > 1.2: clipped, no gradient
     assert f_hi == 0                                        # 1.25 < 1.28: still pushed up
-    np.testing.assert_allclose(g_hi[A.MUL2], 1.25 * (np.eye(3)[0] - model.probs()[A.MUL2]))
+    np.testing.assert_allclose(d_hi[A.MUL2], 1.25 * (np.eye(3)[0] - model.probs()[A.MUL2]))
     # a negative advantage at ρ = 1.25 is never clipped from above (min picks ρA)
-    _, g_neg, f_neg = T.grpo_grad(model, s, -A_pos, w, T.GRPOConfig())
-    assert f_neg == 0 and g_neg[A.MUL2, 0] < 0
+    f_neg, d_neg = step(T.GRPOConfig(lr=1.0), -A_pos)
+    assert f_neg == 0 and d_neg[A.MUL2, 0] < 0
 
 
-def test_dynamic_sampling_filter_on_a_hand_made_batch():
-    r = np.array([[1, 1, 1], [0, 1, 0], [0, 0, 0], [1, 0, 0]])
-    np.testing.assert_array_equal(T.mixed_groups(r), [False, True, False, True])
-    assert rl.degenerate_fraction(r) == 0.5
+def test_clip_fraction_counts_every_generated_step():
+    # TRL's clip ratio: clipped steps / all generated steps (an A = 0 step counts in the denominator)
+    p = A.Model().probs()[A.MUL2, A.CORRECT]
+    s = _batch([[[0], [0]]], [[[A.MUL2], [A.MUL2]]], [[[np.log(p / 1.25)], [np.log(p / 1.25)]]])
+    _, ratio, frac = T.grpo_step(A.Model(), s, np.array([[1.0, 0.0]]), T.GRPOConfig())
+    np.testing.assert_allclose(ratio[..., 0], [[1.25, 1.25]])
+    assert frac == 0.5                                      # the old "share of A ≠ 0 steps" was 1
+
+
+def test_grpo_callback_sees_every_update(data):
+    train, test = data
+    seen = []
+    cfg = T.GRPOConfig(steps=2, mu=3)
+    h = T.grpo(train, test, cfg, seed=0, callback=lambda *a: seen.append(a))
+    assert [(step, u) for step, u, *_ in seen] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    step, u, s, adv, ratio = seen[0]
+    assert adv.shape == s.method.shape[:2] and ratio.shape == s.method.shape
+    np.testing.assert_allclose(ratio[s.mask > 0], 1.0)      # the first update is on-policy
+    assert np.any(np.abs(seen[1][4][s.mask > 0] - 1) > 1e-3)
+    again = T.grpo(train, test, cfg, seed=0)                # the callback changes nothing
+    np.testing.assert_array_equal(again["pass1"], h["pass1"])
 
 
 def test_dynamic_sampling_batches_have_no_degenerate_groups(data):
     train, _ = data
     cfg = T.GRPOConfig(dynamic_sampling=True)
     batch, s, correct, drawn, deg = T._grpo_batch(train, cfg, A.Model(), np.random.default_rng(0))
-    assert len(correct) == cfg.groups and T.mixed_groups(correct).all()
-    assert drawn > cfg.groups * cfg.G and deg > 0
+    assert len(correct) == cfg.n_prompts and rl.mixed_groups(correct).all()
+    assert drawn > cfg.n_prompts * cfg.G and deg > 0
 
 
 def test_overlong_switch_on_a_hand_made_batch():
@@ -175,30 +258,31 @@ def test_overlong_switch_on_a_hand_made_batch():
 def test_grpo_trainer_runs_every_switch(data):
     train, test = data
     for cfg in (T.GRPOConfig(), T.GRPOConfig(beta=0.1), T.dapo_config()):
-        h = T.grpo(train, test, cfg, n_batches=5, seed=0)
+        h = T.grpo(train, test, replace(cfg, steps=5), seed=0)
         assert h["pass1"].shape == (6,) and np.all(np.isfinite(h["pass1"]))
-        assert np.all(np.diff(h["samples"]) >= cfg.groups * cfg.G)
+        assert np.all(np.diff(h["samples"]) >= cfg.n_prompts * cfg.G)
         assert np.all((0 <= h["clip_frac"]) & (h["clip_frac"] <= 1))
-    h = T.grpo(train, test, T.GRPOConfig(), n_batches=30, seed=0)
+    assert T.dapo_config().eps_high == 0.28 and T.GRPOConfig().eps_high is None
+    h = T.grpo(train, test, T.GRPOConfig(), seed=0)
     assert h["pass1"][-1] > 0.5
 
 
 # --- bad input ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, word", [
-    (lambda tr, te: T.star(tr, te, rounds=0), "rounds"),
-    (lambda tr, te: T.star(tr, te, hint=-1), "hint"),
-    (lambda tr, te: T.star(tr, te, verifier="tens"), "verifier"),
-    (lambda tr, te: T.reinforce(tr, te, advantage="ppo"), "advantage"),
-    (lambda tr, te: T.reinforce(tr, te, lr=0), "lr"),
-    (lambda tr, te: T.reinforce(tr, te, G=1), "G"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(G=1)), "config.G"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(eps=-0.1)), "config.eps"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(mu=0)), "config.mu"),
-    (lambda tr, te: T.grpo(tr, te, {"lr": 4}), "config"),
-    (lambda tr, te: T.token_weights(np.ones(3), "grpo"), "mask"),
-    (lambda tr, te: T.token_weights(np.ones((2, 3)), "mean"), "loss_type"),
-    (lambda tr, te: T.advantages(np.ones((2, 3)), "baseline"), "baseline"),
+    (lambda tr, te: T.star(tr, te, T.STaRConfig(rounds=0)), "rounds"),
+    (lambda tr, te: T.star(tr, te, T.STaRConfig(hint=-1)), "hint"),
+    (lambda tr, te: T.star(tr, te, T.STaRConfig(verifier="tens")), "verifier"),
+    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(advantage="ppo")), "advantage"),
+    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(lr=0)), "lr"),
+    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(G=1)), "G"),
+    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(G=1)), "G"),
+    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(eps_low=-0.1)), "eps_low"),
+    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(mu=0)), "mu"),
+    (lambda tr, te: T.grpo(tr, te, {"lr": 4}), "cfg"),
+    (lambda tr, te: T.grpo(tr, te, callback=3), "callback"),
+    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(loss_type="mean")), "loss_type"),
+    (lambda tr, te: T.reinforce(tr, te, {"lr": 4}), "cfg"),
 ])
 def test_bad_input_raises_value_error(data, call, word):
     with pytest.raises(ValueError, match=word):
@@ -207,11 +291,11 @@ def test_bad_input_raises_value_error(data, call, word):
 
 def test_star_accepts_a_verifier_function(data):
     train, test = data
-    always = T.star(train, test, rounds=1, verifier=lambda got, want: np.ones(got.shape, bool))
+    always = T.star(train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(got.shape, bool)))
     assert always["kept"][0] == len(train)                          # everything kept
     assert always["kept_right"][0] < 0.2 * len(train)               # ... mostly wrong
     with pytest.raises(ValueError, match="verifier"):
-        T.star(train, test, rounds=1, verifier=lambda got, want: np.ones(3, bool))
+        T.star(train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(3, bool)))
 
 
 # ------------------------------------------------------------------ bad input, one table
@@ -229,57 +313,62 @@ BAD_INPUTS = [
     (T.sft, (_M, _S, _KEEP), {"n_problems": 0}, "n_problems"),
     (T.sft, (None, _S, _KEEP), {}, "base"),
     (T.sft, (_M, None, _KEEP), {}, "samples"),
-    (T.star, (_TR, _TE), {"rounds": 0}, "rounds"),
-    (T.star, (_TR, _TE), {"hint": -1}, "hint"),
-    (T.star, (_TR, _TE), {"hint": None}, "hint"),
-    (T.star, (_TR, _TE), {"verifier": "tens"}, "verifier"),
-    (T.star, (_TR, _TE), {"sft_steps": -1}, "sft_steps"),
-    (T.star, (_TR, _TE), {"sft_lr": 0}, "sft_lr"),
-    (T.star, (_TR, _TE), {"temperature": "1"}, "temperature"),
+    (T.STaRConfig, (), {"rounds": 0}, "rounds"),
+    (T.STaRConfig, (), {"hint": -1}, "hint"),
+    (T.STaRConfig, (), {"hint": None}, "hint"),
+    (T.STaRConfig, (), {"verifier": "tens"}, "verifier"),
+    (T.STaRConfig, (), {"sft_steps": -1}, "sft_steps"),
+    (T.STaRConfig, (), {"sft_lr": 0}, "sft_lr"),
+    (T.STaRConfig, (), {"temperature": "1"}, "temperature"),
     (T.star, (_TR, _TE), {"seed": -3}, "seed"),
     (T.star, (None, _TE), {}, "train"),
-    (T.advantages, (np.ones((2, 3)), "ppo"), {}, "kind"),
-    (T.advantages, (np.ones((2, 3)), "baseline"), {}, "baseline"),
-    (T.advantages, (np.ones((2, 3)), "baseline"), {"baseline": "0.5"}, "baseline"),
-    (T.advantages, (1.0, "sft"), {}, "rewards"),
-    (T.advantages, ([[1, np.nan]], "sft"), {}, "rewards"),
-    (T.reinforce, (_TR, _TE), {"advantage": "ppo"}, "advantage"),
-    (T.reinforce, (_TR, _TE), {"lr": 0}, "lr"),
-    (T.reinforce, (_TR, _TE), {"G": 1}, "G"),
-    (T.reinforce, (_TR, _TE), {"n_batches": 0}, "n_batches"),
-    (T.reinforce, (_TR, _TE), {"groups": 21}, "groups"),                 # more than the train set
-    (T.reinforce, (_TR, _TE), {"baseline_decay": 2}, "baseline_decay"),
+    (T.star, (_TR, _TE, {"rounds": 2}), {}, "cfg"),
+    (T.ReinforceConfig, (), {"advantage": "ppo"}, "advantage"),
+    (T.ReinforceConfig, (), {"advantage": "sft"}, "advantage"),
+    (T.ReinforceConfig, (), {"lr": 0}, "lr"),
+    (T.ReinforceConfig, (), {"lr": "4"}, "lr"),
+    (T.ReinforceConfig, (), {"G": 1}, "G"),
+    (T.ReinforceConfig, (), {"steps": 0}, "steps"),
+    (T.ReinforceConfig, (), {"n_prompts": 0}, "n_prompts"),
+    (T.reinforce, (_TR, _TE, T.ReinforceConfig(n_prompts=21)), {}, "n_prompts"),   # more than the train set
+    (T.ReinforceConfig, (), {"baseline_decay": 2}, "baseline_decay"),
     (T.reinforce, (_TR, "test"), {}, "test"),
-    (T.GRPOConfig, (), {"G": 1}, "config.G"),
-    (T.GRPOConfig, (), {"groups": 0}, "config.groups"),
-    (T.GRPOConfig, (), {"eps": -0.1}, "config.eps"),
-    (T.GRPOConfig, (), {"eps": 1.5}, "config.eps"),
-    (T.GRPOConfig, (), {"eps": "0.2"}, "config.eps"),
-    (T.GRPOConfig, (), {"eps_high": None}, "config.eps_high"),
-    (T.GRPOConfig, (), {"beta": np.nan}, "config.beta"),
-    (T.GRPOConfig, (), {"mu": 0}, "config.mu"),
-    (T.GRPOConfig, (), {"lr": -4}, "config.lr"),
-    (T.GRPOConfig, (), {"max_draws": 0}, "config.max_draws"),
-    (T.GRPOConfig, (), {"clip_higher": "yes"}, "config.clip_higher"),
-    (T.GRPOConfig, (), {"max_len": 3}, "config.max_len"),
-    (T.GRPOConfig, (), {"overlong_buffer": 0}, "config.overlong_buffer"),
+    (T.reinforce, (_TR, _TE), {"seed": None}, "seed"),
+    (T.reinforce_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
+    (T.reinforce_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seed"),
+    (T.reinforce_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
+    (T.GRPOConfig, (), {"G": 1}, "G"),
+    (T.GRPOConfig, (), {"n_prompts": 0}, "n_prompts"),
+    (T.GRPOConfig, (), {"steps": 0}, "steps"),
+    (T.GRPOConfig, (), {"eps_low": -0.1}, "eps_low"),
+    (T.GRPOConfig, (), {"eps_low": 1.5}, "eps_low"),
+    (T.GRPOConfig, (), {"eps_low": "0.2"}, "eps_low"),
+    (T.GRPOConfig, (), {"eps_high": -0.1}, "eps_high"),
+    (T.GRPOConfig, (), {"beta": np.nan}, "beta"),
+    (T.GRPOConfig, (), {"mu": 0}, "mu"),
+    (T.GRPOConfig, (), {"lr": -4}, "lr"),
+    (T.GRPOConfig, (), {"max_draws": 0}, "max_draws"),
+    (T.GRPOConfig, (), {"dynamic_sampling": "yes"}, "dynamic_sampling"),
+    (T.GRPOConfig, (), {"loss_type": "token"}, "loss_type"),
+    (T.GRPOConfig, (), {"max_len": 3}, "max_len"),
+    (T.GRPOConfig, (), {"overlong_buffer": 0}, "overlong_buffer"),
     (T.dapo_config, (), {"epsilon": 0.3}, "dapo_config"),
-    (T.dapo_config, (), {"eps": 2.0}, "config.eps"),
-    (T.token_weights, (np.ones(3), "grpo"), {}, "mask"),
-    (T.token_weights, (np.ones((2, 3)), "mean"), {}, "loss_type"),
-    (T.token_weights, (np.zeros((2, 3)), "grpo"), {}, "mask"),
-    (T.token_weights, (np.zeros((0, 3)), "dapo"), {}, "mask"),
-    (T.mixed_groups, (np.ones(3),), {}, "rewards"),
+    (T.dapo_config, (), {"eps_low": 2.0}, "eps_low"),
+    (T.pg_step, (_M, _S, np.ones((4, 2)), 1.0), {}, "adv"),
+    (T.pg_step, (_M, None, np.ones((4, 3)), 1.0), {}, "s"),
+    (T.pg_step, (_M, _S, np.ones((4, 3)), 0.0), {}, "lr"),
+    (T.pg_step, (None, _S, np.ones((4, 3)), 1.0), {}, "model"),
     (T.shaped_reward, (np.ones((2, 3)), [4, 5], {}), {}, "cfg"),
     (T.shaped_reward, (np.ones((2, 3)), [4, 5, 6], T.GRPOConfig()), {}, "n_steps"),
     (T.shaped_reward, (np.ones(3), [4], T.GRPOConfig()), {}, "correct"),
-    (T.grpo_grad, (_M, _S, np.ones((4, 2)), _W, T.GRPOConfig()), {}, "A"),
-    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W[..., :1], T.GRPOConfig()), {}, "A"),
-    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W, None), {}, "cfg"),
-    (T.grpo_grad, (_M, _S, np.ones((4, 3)), _W, T.GRPOConfig()), {"ref": "ref"}, "ref"),
-    (T.grpo, (_TR, _TE, {"lr": 4}), {}, "config"),
-    (T.grpo, (_TR, _TE), {"n_batches": 0}, "n_batches"),
-    (T.grpo, (_TR, _TE, T.GRPOConfig(groups=21)), {}, "groups"),
+    (T.grpo_step, (_M, _S, np.ones((4, 2)), T.GRPOConfig()), {}, "adv"),
+    (T.grpo_step, (_M, None, np.ones((4, 3)), T.GRPOConfig()), {}, "s"),
+    (T.grpo_step, (_M, _S, np.ones((4, 3)), None), {}, "cfg"),
+    (T.grpo_step, (None, _S, np.ones((4, 3)), T.GRPOConfig()), {}, "model"),
+    (T.grpo_step, (_M, _S, np.ones((4, 3)), T.GRPOConfig(beta=0.1)), {"ref": "ref"}, "ref"),
+    (T.grpo, (_TR, _TE, {"lr": 4}), {}, "cfg"),
+    (T.grpo, (_TR, _TE), {"callback": "print"}, "callback"),
+    (T.grpo, (_TR, _TE, T.GRPOConfig(n_prompts=21)), {}, "n_prompts"),
     (T.grpo, (_TR, _TE), {"seed": 1.5}, "seed"),
 ]
 

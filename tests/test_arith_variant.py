@@ -6,6 +6,7 @@ import pytest
 
 from toy import arith, metrics
 from toy import arith_variant as V
+from toy.arith_train import ReinforceConfig
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +70,8 @@ def test_p_solve_matches_sampling(data):
 
 def test_rl_sharpens_and_loses_the_tricky_problems(data):
     train, test = data
-    h = V.train(train, test, n_batches=60, seed=0)
-    h2 = V.train(train, test, n_batches=60, seed=0)
+    h = V.train(train, test, ReinforceConfig(steps=60), seed=0)
+    h2 = V.train(train, test, ReinforceConfig(steps=60), seed=0)
     np.testing.assert_array_equal(h["pass1"], h2["pass1"])              # reproducible
     assert h["pass1"].shape == (61,) and h["probs"].shape == (61, 5, 4)
     assert h["pass1"][-1] > h["pass1"][0] + 0.5                          # RL wins at k = 1
@@ -87,30 +88,9 @@ def test_bad_input(data):
     with pytest.raises(ValueError, match="n must"):
         V.sample(V.Model(), train, 0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="G must"):
-        V.train(train, test, G=1)
+        V.train(train, test, ReinforceConfig(G=1))
     with pytest.raises(ValueError, match="lr must"):
-        V.train(train, test, lr=0)
-
-
-def test_dynamic_sampling_checker(capsys):
-    """The §5 exercise checker (toy.check.dynamic_sampling_groups) accepts the closed form and
-    explains the usual mistakes."""
-    from toy import check
-
-    def right(p, G, n):
-        p = np.asarray(p, dtype=float)
-        return n / (1 - np.mean(p ** G + (1 - p) ** G))
-
-    check.dynamic_sampling_groups(right)
-    assert capsys.readouterr().out.startswith("✓")
-    check.dynamic_sampling_groups(lambda p, G, n: n / (1 - np.mean(np.asarray(p, float)) ** G))
-    out = capsys.readouterr().out
-    assert out.startswith("✗") and "hint" in out
-    check.dynamic_sampling_groups(lambda p, G, n: None)
-    assert "None" in capsys.readouterr().out
-    check.dynamic_sampling_groups(lambda p, G, n: right(p, G, n) if G == 2 else 0.0)
-    out = capsys.readouterr().out                                        # the lecture's exercise 5: ≈ 28
-    assert "lecture (b): p = 0.9, G = 8, 16 groups': expected 28.09" in out
+        V.train(train, test, ReinforceConfig(lr=0))
 
 
 # ------------------------------------------------------------------ bad input, one table
@@ -132,11 +112,11 @@ BAD_INPUTS = [
     (V.p_solve, (V.Model(), [1]), {}, "problems"),
     (V.p_solve, (V.Model(), _TE), {"temperature": -1}, "temperature"),
     (V.pass1_exact, (V.Model(), _TE.subset([])), {}, "problems"),
-    (V.train, (_TR, _TE), {"G": 1}, "G"),
-    (V.train, (_TR, _TE), {"lr": 0}, "lr"),
-    (V.train, (_TR, _TE), {"lr": "4"}, "lr"),
-    (V.train, (_TR, _TE), {"n_batches": None}, "n_batches"),
-    (V.train, (_TR, _TE), {"groups": 21}, "groups"),
+    (V.train, (_TR, _TE, "cfg"), {}, "cfg"),
+    (V.train, (_TR, _TE, ReinforceConfig(advantage="baseline")), {}, "cfg.advantage"),
+    (V.train, (_TR, _TE, ReinforceConfig(n_prompts=21)), {}, "cfg.n_prompts"),
+    (ReinforceConfig, (), {"lr": "4"}, "lr"),
+    (ReinforceConfig, (), {"steps": None}, "steps"),
     (V.train, (_TR, _TE), {"seed": -1}, "seed"),
     (V.train, (_TR, None), {}, "test_set"),
 ]

@@ -272,3 +272,39 @@ def test_best_possible_draws_15_of_16(ax):
     assert [t.get_text() for t in ax.texts] == ["best possible 15/16"] and ax.texts[0].get_position()[1] > 15 / 16
     with pytest.raises(ValueError, match="^ax"):
         plots.best_possible("ax")
+
+
+# ==== Part II
+
+def test_errorbars_draws_the_seed_mean_and_one_standard_error(ax):
+    x = np.array([10, 30, 100])
+    v = np.array([[0.1, 0.5, 0.9], [0.3, 0.7, 0.8], [0.2, 0.3, 1.0]])
+    plots.errorbars(ax, x, {"a": v}, log_x=True, ylim=(0, 1))
+    c = ax.containers[0]
+    np.testing.assert_allclose(c.lines[0].get_ydata(), [np.mean(col) for col in v.T])
+    segs = c.lines[2][0].get_segments()                               # one vertical bar per x
+    se = [math.sqrt(sum((y - np.mean(col)) ** 2 for y in col) / 2) / math.sqrt(3) for col in v.T]
+    np.testing.assert_allclose([s[1, 1] - s[0, 1] for s in segs], 2 * np.array(se))
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["10", "30", "100"]
+
+
+
+def test_clip_paths_draws_each_ratio_and_gain():
+    paths = {(0.02, 0.2): np.array([0.02, 0.022, 0.024]), (0.8, 0.28): np.array([0.8, 0.9, 0.95])}
+    fig = plots.clip_paths(paths)
+    left, right = fig.axes
+    for line_l, line_r, ((p, e), path) in zip(left.lines, right.lines, paths.items()):
+        np.testing.assert_allclose(line_l.get_ydata(), [q / p for q in path])
+        np.testing.assert_allclose(line_r.get_ydata(), [q - p for q in path])
+        np.testing.assert_array_equal(line_l.get_xdata(), [1, 2, 3])
+        assert line_l.get_linestyle() == ("-" if e == 0.2 else "--")
+    matplotlib.pyplot.close(fig)
+
+BAD_INPUTS += [
+    (plots.errorbars, (None, [1, 2], {"a": np.ones((3, 2))}), {}, "ax"),
+    (plots.errorbars, (_AX, [1, 2], []), {}, "series"),
+    (plots.errorbars, (_AX, [1, 2], {"a": np.ones((3, 3))}), {}, "series"),
+    (plots.errorbars, (_AX, [1, 2], {"a": np.ones((1, 2))}), {}, "series"),
+    (plots.clip_paths, ({},), {}, "paths"),
+    (plots.clip_paths, ([0.1, 0.2],), {}, "paths"),
+]

@@ -44,8 +44,7 @@ from .prob import log_softmax, sample_categorical
 
 __all__ = [
     "CONTEXTS", "METHODS", "P_START", "Problems", "make_problems", "make_dataset", "Model",
-    "Samples", "sample", "apply_method", "verify", "p_solve", "pass1_exact", "pass_at_k_sampled",
-    "maj_at_k_sampled", "step_entropy", "trace",
+    "Samples", "sample", "apply_method", "verify", "p_solve", "pass1_exact", "step_entropy", "trace",
 ]
 
 CONTEXTS = ("add, no carry", "add, carry", "× 1 digit", "× 2 digits", "× 2 digits, ≥ 100")
@@ -204,9 +203,10 @@ class Model:
         return Model(self.base_logits, self.delta)
 
     def logits(self, hint=0.0):
-        """(C, K) logits; ``hint`` adds a bonus to the correct method's logit (rationalization)."""
+        """(C, K) logits; ``hint`` adds a bonus to the logit of method 0, the correct one
+        (rationalization)."""
         z = self.base_logits + self.delta
-        return z + nonneg(hint, "hint") * np.eye(3)[CORRECT]
+        return z + nonneg(hint, "hint") * np.eye(z.shape[1])[CORRECT]
 
     def log_probs(self, temperature=1.0, hint=0.0):
         """(C, K) log π(m | c)."""
@@ -220,22 +220,10 @@ class Model:
         """(C,) probability of the correct method in each context."""
         return self.probs(temperature)[:, CORRECT]
 
-    def add_grad(self, grad, context, method, weight, temperature=1.0):
-        r"""Accumulate :math:`\sum w \,\nabla_{\Delta} \log\pi(a \mid c)` into ``grad`` (C, K).
-
-        For a softmax, :math:`\nabla_{\Delta_c} \log \pi(a \mid c) = (\mathrm{onehot}(a) - \pi_c)/T`:
-        the chosen method gets +1, every method loses its current probability. ``context``,
-        ``method`` and ``weight`` broadcast to one shape (steps with context −1 are skipped).
-        """
-        if not (isinstance(grad, np.ndarray) and grad.shape == self.delta.shape):  # argcheck
-            raise ValueError(f"grad must be an array of shape {self.delta.shape}, got {type(grad).__name__}")
-        onehot, total = self.counts(context, method, weight)
-        grad += (onehot - total[:, None] * self.probs(temperature)) / temperature
-        return grad
-
     def counts(self, context, method, weight):
         """(Σ w·onehot(a) per context (C, K), Σ w per context (C,)) over the steps given
-        (broadcast to one shape; context −1 skipped): all that ``add_grad`` needs from data."""
+        (broadcast to one shape; context −1 skipped): all that a weighted log-likelihood
+        gradient Σ w (onehot(a) − π_c) needs from the data (``arith_train.sft`` computes it once)."""
         broadcast([np.shape(context), np.shape(method), np.shape(weight)], ["context", "method", "weight"])  # argcheck
         c, a, w = np.broadcast_arrays(np.asarray(context), np.asarray(method),
                                       np.asarray(weight, dtype=float))
@@ -331,18 +319,38 @@ def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     n = integer(n, "n", lo=1)
     generator(rng)
     logp_table = model.log_probs(temperature, hint)                          # (C, K)
-    ctx = np.broadcast_to(problems.context[:, None, :], (len(problems), n, problems.context.shape[1]))
+    method, slip = _draw(logp_table, problems.context, n, rng)
+    return _samples(problems, method, _run(problems, method, slip), logp_table)
+
+
+def _draw(logp_table, context, n, rng):
+    """The random part of :func:`sample`: methods (P, n, L) (−1 on padding) and slip amounts."""
+    ctx = np.broadcast_to(context[:, None, :], (len(context), n, context.shape[1]))
     real = ctx >= 0
     probs = np.exp(logp_table)[np.where(real, ctx, 0)]                       # (P, n, L, K)
     method = np.where(real, sample_categorical(probs, rng), -1)              # (P, n, L)
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
+    return method, slip
+
+
+def _run(problems, method, slip, real=None):
+    """Execute sampled ``method`` codes (P, n, L) step by step from each problem's start: the
+    final values (P, n). ``real`` (P, n, L) marks the steps that exist (default: method ≥ 0)."""
+    real = method >= 0 if real is None else real
     v = np.broadcast_to(problems.start[:, None], method.shape[:2]).astype(np.int64)
     for t in range(method.shape[2]):
         step = _apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
                              method[:, :, t], slip[:, :, t])
         v = np.where(real[:, :, t], step, v)
+    return v
+
+
+def _samples(problems, method, answer, logp_table):
+    """The :class:`Samples` of ``method`` (P, n, L) with final values ``answer`` (P, n)."""
+    ctx = np.broadcast_to(problems.context[:, None, :], method.shape)
+    real = ctx >= 0
     logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
-    return Samples(method, np.array(ctx), v, logp)
+    return Samples(method, np.array(ctx), answer, logp)
 
 
 VERIFIERS = ("exact", "units")
@@ -417,22 +425,6 @@ def pass1_exact(model, problems, temperature=1.0):
     if len(problems) == 0:
         raise ValueError("problems must hold at least one problem")
     return float(p_solve(model, problems, temperature).mean())
-
-
-def pass_at_k_sampled(model, problems, k, n, rng, temperature=1.0):
-    """Mean unbiased pass@k over problems from n ≥ k samples each (toy.metrics.pass_at_k)."""
-    k, n = integer(k, "k", lo=1), integer(n, "n", lo=1)
-    if k > n:
-        raise ValueError(f"k must be <= n, got k={k} and n={n}")
-    r = verify(sample(model, problems, n, rng, temperature), problems)
-    return float(np.mean(metrics.pass_at_k(n, r.sum(1).astype(int), k)))
-
-
-def maj_at_k_sampled(model, problems, k, rng, temperature=1.0):
-    """Mean maj@k over problems: does the most common of k sampled answers equal the truth?"""
-    k = integer(k, "k", lo=1)
-    s = sample(model, problems, k, rng, temperature)
-    return float(np.mean(metrics.maj_at_k(s.answer, problems.answer)))
 
 
 def step_entropy(model, problems=None, temperature=1.0):

@@ -14,13 +14,14 @@ one that works on some problems. This module adds exactly that to :mod:`toy.arit
   *tricky*: only the rare method solves it.
 
 The model is the same softmax over shared per-context offsets Δ (5 contexts × 4 methods), and
-:func:`train` is GRPO with one update per batch (as ``arith_train.reinforce(..., "grpo")``).
+:func:`train` is REINFORCE with GRPO's advantage, one update per batch (as ``arith_train.reinforce``).
 Shapes: P problems, n samples, L steps, C = 5 contexts, K = 4 methods.
 """
 import numpy as np
 
 from . import arith, rl
-from ._check_args import generator, instance, integer, real, seed as check_seed
+from ._check_args import generator, instance, integer, seed as check_seed
+from .arith_train import ReinforceConfig, pg_step
 from .arith import MUL2, MUL2_BIG
 from .prob import sample_categorical
 
@@ -50,9 +51,6 @@ class Model(arith.Model):
 
     def copy(self):
         return Model(self.base_logits, self.delta)
-
-    def logits(self, hint=0.0):
-        return self.base_logits + self.delta
 
     def p_correct(self, temperature=1.0):
         """(C,) probability of *a* correct method (usual + rare) in each context."""
@@ -93,13 +91,7 @@ def sample(model, problems, n, rng, temperature=1.0):
     as_arith = np.select([method == USUAL, method == RARE, method == BUG],
                          [usual_as, rare_as, arith.BUG], arith.SLIP)
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
-    v = np.broadcast_to(problems.start[:, None], (P, n)).astype(np.int64)
-    for t in range(L):
-        step = arith._apply_method(v, problems.operand[:, None, t], problems.is_mul[:, None, t],
-                      as_arith[:, :, t], slip[:, :, t])
-        v = np.where(real[:, :, t], step, v)
-    logp = np.where(real, logp_table[np.where(real, ctx, 0), np.where(real, method, 0)], 0.0)
-    return arith.Samples(method, np.array(ctx), v, logp)
+    return arith._samples(problems, method, arith._run(problems, as_arith, slip, real), logp_table)
 
 
 def verify(samples, problems):
@@ -130,20 +122,18 @@ def pass1_exact(model, problems, temperature=1.0):
     return float(p_solve(model, problems, temperature).mean())
 
 
-def train(train_set, test_set, lr=4.0, n_batches=30, groups=16, G=8, seed=0):
-    r"""GRPO, one update per batch of ``groups`` problems × ``G`` samples:
-    :math:`\Delta \leftarrow \Delta + \frac{\eta}{BG}\sum_i A_i \sum_t (\mathrm{onehot}(a_{it}) - \pi_{c_{it}})`.
+def train(train_set, test_set, cfg=None, seed=0):
+    r"""REINFORCE in the variant world, one update per batch (``arith_train.pg_step`` with the
+    advantage ``cfg.advantage`` of an ``arith_train.ReinforceConfig``; the default is GRPO's):
+    descend :math:`L = -\frac{1}{BG}\sum_i A_i \sum_t \log\pi(a_{it}\mid c_{it})`.
 
     Returns a history: ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
-    ``probs`` (n_batches + 1, C, K) and ``model``."""
-    integer(n_batches, "n_batches", lo=1), integer(G, "G", lo=2), real(lr, "lr", lo=0, lo_open=True)  # argcheck
+    ``probs`` (steps + 1, C, K) and ``model``."""
+    cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
     instance(train_set, arith.Problems, "train_set"), instance(test_set, arith.Problems, "test_set")  # argcheck
-    integer(groups, "groups", 1, len(train_set)), check_seed(seed)  # argcheck
-    for name, x, lo in (("n_batches", n_batches, 1), ("groups", groups, 1), ("G", G, 2)):
-        if int(x) != x or x < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {x}")
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a finite number > 0, got {lr}")
+    integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train_set)), check_seed(seed)  # argcheck
+    if cfg.advantage == "baseline":
+        raise ValueError("cfg.advantage must not be 'baseline' here (no running baseline in the variant's trainer)")
     rng = np.random.default_rng(seed)
     model = Model()
     tricky = is_tricky(test_set)
@@ -156,13 +146,10 @@ def train(train_set, test_set, lr=4.0, n_batches=30, groups=16, G=8, seed=0):
         h["probs"].append(model.probs())
 
     log()
-    for _ in range(n_batches):
-        batch = train_set.subset(rng.choice(len(train_set), size=groups, replace=False))
-        s = sample(model, batch, G, rng)                                     # (B, G, L)
-        A = rl.grpo_advantages(verify(s, batch))                            # (B, G)
-        grad = np.zeros_like(model.delta)
-        model.add_grad(grad, s.context, s.method, A[:, :, None])
-        model.delta += lr * grad / A.size
+    for _ in range(cfg.steps):
+        batch = train_set.subset(rng.choice(len(train_set), size=cfg.n_prompts, replace=False))
+        s = sample(model, batch, cfg.G, rng)                                 # (B, G, L)
+        pg_step(model, s, rl.advantages(verify(s, batch), cfg.advantage), cfg.lr)
         log()
     out = {k: np.array(v) for k, v in h.items()}
     out["model"] = model

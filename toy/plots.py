@@ -370,4 +370,49 @@ def race(games, J_by_method, games_rest, J_rest, J_exact, styles=None):
     ax.plot(games / 1000, J_exact, "k-", lw=1.3, label="exact gradient ascent (no sampling)")
     best_possible(ax)
     ax.legend(loc="lower right", ncol=2, fontsize=7.5)
+
+
+# ==== Part II
+
+def errorbars(ax, x, series, styles=None, xlabel=None, ylabel=None, title=None, ylim=None, log_x=False):
+    """Mean ± one standard error over seeds at a few x values (a sweep): ``series`` maps a label
+    to an array (seeds, len(x)); ``styles`` maps a label to extra ``ax.errorbar`` keyword
+    arguments (default: ``fmt="o-"``, the next colour). With ``log_x`` the x axis is
+    logarithmic and its ticks are the x values."""
+    _axes(ax), instance(series, dict, "series")
+    x = np.asarray(x)
+    for i, (label, values) in enumerate(series.items()):
+        v = np.asarray(values, dtype=float)
+        if v.ndim != 2 or v.shape[1] != len(x) or v.shape[0] < 2:
+            raise ValueError(f"series {label!r} must have shape (seeds >= 2, {len(x)}), got {v.shape}")
+        kw = {"fmt": "o-", "capsize": 3, "color": COLORS[i % len(COLORS)], "label": label}
+        kw.update((styles or {}).get(label, {}))
+        ax.errorbar(x, v.mean(0), yerr=v.std(0, ddof=1) / np.sqrt(len(v)), **kw)
+    if log_x:
+        ax.set_xscale("log")
+        ax.set_xticks(x, [f"{t:g}" for t in x])
+    ax.set(**{k: v for k, v in (("xlabel", xlabel), ("ylabel", ylabel), ("title", title), ("ylim", ylim)) if v is not None})
+    return ax
+
+
+def clip_paths(paths):
+    """§II.4: a token's probability over many updates on the same batch, for each (π_old, ε) of
+    ``paths`` (a dict (p_old, eps) → (updates,) array of π_θ): the ratio π_θ/π_old (left) and the
+    probability gained (right); one colour per π_old, solid for the smallest ε, dashed otherwise."""
+    instance(paths, dict, "paths")
+    if not paths:
+        raise ValueError("paths must hold at least one (p_old, eps) path")
+    fig, (ax1, ax2) = figure(2, width=8.4, layout=None)
+    fig.subplots_adjust(left=0.08, right=0.985, top=0.9, bottom=0.15, wspace=0.25)
+    p_olds, eps_min = sorted({p for p, _ in paths}), min(e for _, e in paths)
+    for (p, e), path in paths.items():
+        kw = dict(color=COLORS[p_olds.index(p)], ls="-" if e == eps_min else "--", label=f"π_old = {p:g}, ε = {e:g}")
+        updates = np.arange(1, len(path) + 1)
+        ax1.plot(updates, np.asarray(path) / p, **kw)
+        ax2.plot(updates, np.asarray(path) - p, **kw)
+    ax1.set(xlabel="update on the same batch", ylabel="ratio π_θ / π_old",
+            title="The ratio stops at 1 + ε for every token ...")
+    ax2.set(xlabel="update on the same batch", ylabel="probability gained",
+            title="... so the unlikely token gains ~40× less")
+    ax1.legend()
     return fig
