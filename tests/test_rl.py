@@ -618,3 +618,23 @@ BAD_INPUTS += [
     (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.ones((2, 3))), {"eps_low": 2}, "eps_low"),
     (rl.policy_loss, (np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(2), np.ones((2, 3))), {"loss_type": "x"}, "loss_type"),
 ]
+
+
+# ==== used by Part II
+
+def test_mixed_groups_by_hand_and_degenerate_fraction_is_its_complement():
+    r = np.array([[1, 1, 1], [0, 1, 0], [0, 0, 0], [1, 0, 0]])
+    np.testing.assert_array_equal(rl.mixed_groups(r), [False, True, False, True])
+    np.testing.assert_array_equal(rl.mixed_groups([0.5, 0.5]), [False])        # one group (G,)
+    rng = np.random.default_rng(0)
+    groups = (rng.random((200, 4)) < 0.8).astype(float)
+    naive = [len(set(g)) > 1 for g in groups.tolist()]                           # a plain loop
+    np.testing.assert_array_equal(rl.mixed_groups(groups), naive)
+    assert rl.degenerate_fraction(groups) == 1 - np.mean(naive)
+
+
+BAD_INPUTS += [
+    (rl.mixed_groups, (np.ones(3)[:, None],), {}, "rewards"),                   # G = 1
+    (rl.mixed_groups, (np.zeros((0, 4)),), {}, "rewards"),
+    (rl.mixed_groups, (np.ones((2, 3, 4)),), {}, "rewards"),
+]

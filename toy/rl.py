@@ -14,7 +14,7 @@ __all__ = [
     "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
     "aggregate_loss", "kl_k1", "kl_k2", "kl_k3", "overlong_penalty", "kimi_length_reward",
     "degenerate_fraction", "reward_to_go", "aggregate_weights", "ADVANTAGES", "advantages",
-    "clipped_surrogate_grad", "clip_fraction", "kl_k3_grad", "policy_loss",
+    "clipped_surrogate_grad", "clip_fraction", "kl_k3_grad", "policy_loss", "mixed_groups",
 ]
 
 
@@ -96,9 +96,9 @@ def advantages(rewards, kind, b=0.0):
 
 
 def degenerate_fraction(rewards):
-    """Fraction of groups whose rewards are all equal (all advantages 0)."""
-    r = nonempty(group_rewards(rewards), "rewards")
-    return float(np.mean(np.all(r == r[:, :1], axis=1)))
+    """Fraction of groups whose rewards are all equal (all advantages 0): the groups
+    :func:`mixed_groups` does not keep."""
+    return float(np.mean(~mixed_groups(rewards)))
 
 
 def reward_to_go(rewards):
@@ -494,3 +494,13 @@ def enumerate_groups(probs, G):
     log_prob = log_fact[G] - log_fact[counts].sum(axis=1) + np.where(counts > 0, counts * log_p, 0.0).sum(axis=1)
     samples = np.repeat(np.tile(np.arange(K), len(counts)), counts.ravel()).reshape(len(counts), G)
     return samples, np.exp(log_prob)
+
+
+# ==== used by Part II
+
+def mixed_groups(rewards):
+    """(groups,) True for the groups whose rewards are not all equal: the groups with a nonzero
+    advantage, which DAPO's dynamic sampling keeps (:func:`degenerate_fraction` is the share of
+    the others). ``rewards``: (groups, G) or (G,)."""
+    r = nonempty(group_rewards(rewards), "rewards")
+    return ~np.all(r == r[:, :1], axis=1)
