@@ -285,11 +285,11 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     receives each step's record. Returns ``(policy, history)``, where ``history`` maps each
     quantity to a list over steps: ``accuracy``, ``think_share``, ``mean_length``,
     ``chain_acc`` (share of think-first answers whose bracket is all right; NaN if none),
-    ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
-    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far);
-    ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with ``kl_coef`` > 0 (LM-PPO)
-    ``score`` (mean reward), ``kl_reward`` (mean over answers of Σ_t −β·KL_t) and
-    ``total_reward`` (their sum).
+    ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups whose G rewards are
+    all 1 / all 0), ``loss``, ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time``
+    (seconds so far); ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with
+    ``kl_coef`` > 0 (LM-PPO) ``score`` (mean reward), ``kl_reward`` (mean over answers of
+    Σ_t −β·KL_t) and ``total_reward`` (their sum).
     """
     instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")  # argcheck
     if cfg is not None:  # argcheck
@@ -299,7 +299,9 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
             function(f, name)
     cfg = cfg or RLConfig()
     rng = np.random.default_rng(seed)
-    policy = model.copy().add_value_head() if cfg.algo == "ppo" else model.copy()
+    policy = model.copy()
+    if cfg.algo == "ppo":
+        policy.add_value_head()                                               # V(s_t), the critic
     ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None           # π_ref, the start
     opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
     history, t0 = {}, time.time()
@@ -404,8 +406,10 @@ def _logprobs(policy, rows, shape, value=False):
     backward) and, with ``value``, V(s_t) (N, T) (else None)."""
     if len(rows.seqs) == 0:                                                   # nothing to compute
         return np.zeros(shape), None, np.zeros(shape) if value else None
-    out = policy.forward(rows.seqs[:, :-1], value=value, **rows.share)        # (U, T, V) [, (U, T)]
-    logits, values = out if value else (out, None)
+    if value:
+        logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
+    else:
+        logits, values = policy.forward(rows.seqs[:, :-1], **rows.share), None         # (U, T, V)
     logp, probs = token_logprobs(logits, rows.seqs[:, 1:])                    # (U, T)
     return rows.expand(logp), probs, None if values is None else rows.expand(values)
 
@@ -414,8 +418,9 @@ def _update(policy, opt, b, cfg):
     """Step 3: μ Adam steps on the batch ``b``, each descending ``_loss`` backpropagated from the
     rows computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities,
     the others take the first step's. Returns the mean over the μ steps of ``loss``,
-    ``clip_frac`` (and ``kl``, ``value_loss``)."""
-    old_logp, losses, infos = b.old_logp, [], []
+    ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to train on (RFT: no
+    answer accepted)."""
+    old_logp, infos = b.old_logp, []
     for _ in range(cfg.mu if len(b.mask) else 0):
         logp, probs, values = _logprobs(policy, b.rows, b.mask.shape, value=b.ret is not None)
         old_logp = logp.copy() if old_logp is None else old_logp
@@ -426,12 +431,9 @@ def _update(policy, opt, b, cfg):
         else:
             policy.zero_grad()                                                # a zero gradient
         opt.step(policy)
-        losses.append(loss)
-        infos.append(info)
-    rec = {"loss": float(np.mean(losses)) if losses else float("nan")}
-    for k in (infos[0] if infos else {}):
-        rec[k] = float(np.mean([i[k] for i in infos]))
-    return rec
+        infos.append({"loss": loss, **info})
+    keys = ["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * (b.ret is not None)
+    return {k: float(np.mean([i[k] for i in infos])) if infos else float("nan") for k in keys}
 
 
 def _loss(logp, old_logp, values, b, cfg):
@@ -456,7 +458,10 @@ def _loss(logp, old_logp, values, b, cfg):
 
 
 def _record(ro, reward_fn):
+    """What step 1 sampled: the verifier's accuracy, the answers' format and length, and the
+    shares of groups with no signal (``toy.rl.mixed_groups``), their G rewards all 1 or all 0."""
     R = ro.reward.reshape(-1, ro.G)                                           # (B, G)
+    flat = ~rl.mixed_groups(R)                                                # (B,) all equal
     n_think = ro.think.sum()
     rec = {
         "accuracy": float(ro.correct.mean()),
@@ -464,8 +469,8 @@ def _record(ro, reward_fn):
         "mean_length": float(ro.length.mean()),
         "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
         "teacher_chain_acc": TEACHER_CHAIN_ACC,
-        "all_right": float(np.mean(R.min(axis=1) == 1)),
-        "all_wrong": float(np.mean(R.max(axis=1) == 0)),
+        "all_right": float(np.mean(flat & (R[:, 0] == 1))),
+        "all_wrong": float(np.mean(flat & (R[:, 0] == 0))),
     }
     if reward_fn is not None:
         rec["reward"] = float(ro.reward.mean())
