@@ -444,6 +444,67 @@ def test_rft_with_nothing_accepted_records_nan_and_leaves_the_model():
         np.testing.assert_array_equal(v, m.state_dict()[k])
 
 
+def _half(ans, digits):
+    """A reward for about half of an untrained model's answers (something to learn)."""
+    return ((ans[:, 0] + ans[:, 1]) % 2).astype(float)
+
+
+def _naive_minibatch_step(model, cfg, seed):
+    """One ``train_rl`` step with minibatch epochs, written plainly: the whole batch's log π_old
+    (and, for LM-PPO, V and the targets) first, then per epoch a permutation of the rows (the
+    training rng after the rollout) cut into ``n_minibatches`` parts, one Adam step on each, its
+    loss a mean over the part's tokens (LM-PPO) or of its answers' token means (GRPO), every row
+    computed by a plain forward."""
+    rng = np.random.default_rng(seed)
+    policy = model.copy()
+    if cfg.algo == "ppo":
+        policy.add_value_head()
+    digits, _ = task.make_prompts(cfg.n_prompts, rng, cfg.min_digits)
+    ro = T.rollout(policy, digits, cfg.G, rng, cfg.temperature, _half)
+    seqs, mask = ro.seqs, ro.mask
+    old = model.logprobs(seqs)                                           # π_old = the start
+    if cfg.algo == "ppo":
+        values = policy.forward(seqs[:, :-1], value=True)[1]
+        tok_r = rl.kl_shaped_rewards(old - model.logprobs(seqs), ro.reward, mask, cfg.kl_coef, cfg.kl_clamp)
+        a, ret = rl.gae(tok_r, values, mask)
+        adv = (a - (a * mask).sum() / mask.sum()) / ((a * mask)[mask > 0].std() + 1e-8)
+    else:
+        R = ro.reward.reshape(cfg.n_prompts, cfg.G)
+        adv = np.repeat((R - R.mean(1, keepdims=True)) / (R.std(1, keepdims=True) + 1e-4), mask.shape[1]).reshape(mask.shape)
+    opt = M.Adam(cfg.lr, grad_clip=cfg.grad_clip)
+    n_steps = 0
+    for _ in range(cfg.mu):
+        for idx in np.array_split(rng.permutation(len(seqs)), cfg.n_minibatches):
+            out = policy.forward(seqs[idx, :-1], value=cfg.algo == "ppo")
+            logits, v = out if cfg.algo == "ppo" else (out, None)
+            lp, probs = M.token_logprobs(logits, seqs[idx, 1:])
+            m, A = mask[idx], adv[idx]
+            ratio = np.exp(lp - old[idx])
+            unclipped = np.minimum(ratio * A, np.clip(ratio, 1 - cfg.eps_low, 1 + cfg.eps_low) * A) == ratio * A
+            c = m / m.sum() if cfg.algo == "ppo" else m / (len(idx) * m.sum(axis=1, keepdims=True))
+            dlp = -ratio * np.where(unclipped, A, 0.0) * c
+            dv = cfg.vf_coef * (v - ret[idx]) * m / m.sum() if cfg.algo == "ppo" else None
+            policy.backward(M.token_logprobs_backward(probs, seqs[idx, 1:], dlp), dv)
+            opt.step(policy)
+            n_steps += 1
+    return policy, n_steps
+
+
+@pytest.mark.parametrize("algo, kw", [("ppo", {"kl_coef": 0.1}), ("grpo", {})])
+def test_minibatch_epochs_match_a_naive_loop(monkeypatch, algo, kw):
+    """``n_minibatches``: μ epochs of one Adam step per random minibatch, against the plain loop
+    above (float64); 16 answers in 3 minibatches (6 + 5 + 5 rows), 2 epochs: 6 Adam steps."""
+    m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0, dtype=np.float64)
+    cfg = T.RLConfig(algo=algo, steps=1, n_prompts=4, G=4, mu=2, n_minibatches=3, lr=1e-2, **kw)
+    want, n_steps = _naive_minibatch_step(m, cfg, seed=3)
+    full, _ = T.train_rl(m, dataclasses.replace(cfg, n_minibatches=1), seed=3, reward_fn=_half)
+    used = _recording_adam(monkeypatch)
+    got, h = T.train_rl(m, cfg, seed=3, reward_fn=_half)
+    assert 0 < h["reward"][0] < 1 and len(used) == n_steps == 6
+    for k, v in want.state_dict().items():    # float64 rounding, amplified where Adam divides a tiny gradient by its size
+        np.testing.assert_allclose(got.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
+    assert not all(np.allclose(v, got.state_dict()[k]) for k, v in full.state_dict().items())  # ≠ full batch
+
 # ----------------------------------------------------------------------------- the reward hook, LM-PPO
 def tiny_model():
     return M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0)
@@ -574,6 +635,9 @@ BAD_INPUTS = [
     (T.RLConfig, (), {"vf_coef": None}, "vf_coef"),
     (T.RLConfig, (), {"temperature": "1"}, "temperature"),
     (T.RLConfig, (), {"grad_clip": -1}, "grad_clip"),
+    (T.RLConfig, (), {"n_minibatches": 0}, "n_minibatches"),
+    (T.RLConfig, (), {"n_minibatches": 2.5}, "n_minibatches"),
+    (T.RLConfig, (), {"n_prompts": 2, "G": 2, "n_minibatches": 5}, "n_minibatches"),   # > the 4 answers
     (T.rollout, (_LM, _D, 0, _RNG), {}, "G"),                        # was reported as n_repeat
     (T.rollout, (_LM, _D, 2, _RNG), {"temperature": 0}, "temperature"),
     (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),

@@ -19,7 +19,7 @@ advantage is 0 has no gradient, a repeated answer is computed once, and each pro
 group. The loss and the gradient are those of the whole batch (``tests/test_tinylm_train.py``).
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -136,9 +136,12 @@ class RLConfig:
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
     # LM-PPO (AlpacaFarm): kl_coef = β of the per-token reward −β·KL_t, > 0 switches it on;
-    # kl_clamp: clamp KL_t at ≥ 0. Left out of the repr, so that printed configs stay as they were.
+    # kl_clamp: clamp KL_t at ≥ 0; n_minibatches: each of the μ epochs takes one Adam step on each
+    # of this many random minibatches of the batch's answers (1: one step on the whole batch).
+    # Left out of the repr, so that printed configs stay as they were.
     kl_coef: float = field(default=0.0, repr=False)
     kl_clamp: bool = field(default=True, repr=False)
+    n_minibatches: int = field(default=1, repr=False)
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
@@ -157,6 +160,7 @@ class RLConfig:
         if self.kl_coef > 0 and self.algo != "ppo":
             raise ValueError(f"kl_coef must be 0 unless algo='ppo' (LM-PPO), got {self.kl_coef} with algo={self.algo!r}")
         flag(self.kl_clamp, "kl_clamp")
+        integer(self.n_minibatches, "n_minibatches", 1, self.n_prompts * self.G)
         if self.loss_type != "":
             one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
         real(self.temperature, "temperature", lo=0, lo_open=True)
@@ -318,7 +322,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
         # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
         batch = _ppo_batch(policy, ref, ro, cfg, rec) if cfg.algo == "ppo" else _group_batch(ro, ref, cfg)
         # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
-        rec.update(_update(policy, opt, batch, cfg))
+        rec.update(_update(policy, opt, batch, cfg, rng))
         rec["time"] = time.time() - t0
         for k, v in rec.items():
             history.setdefault(k, []).append(v)
@@ -332,19 +336,32 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
 @dataclass
 class Batch:
     """What the update trains on: the rows of one rollout with their advantages."""
-    rows: DistinctRows          # the distinct rows the model must compute (U ≤ N)
+    seqs: np.ndarray            # (N, T + 1) prompt + answer tokens
+    needed: np.ndarray          # (N,) the rows with a gradient (``rows`` computes only those)
     mask: np.ndarray            # (N, T) the loss mask
     adv: np.ndarray             # (N,) one advantage per answer, or (N, T) per token (PPO)
-    ref_logp: np.ndarray        # (N, T) log π_ref (None if neither β nor kl_coef is > 0)
-    old_logp: np.ndarray = None  # (N, T) log π_old (PPO's step 2; else the first update's)
+    ref_logp: np.ndarray = None  # (N, T) log π_ref (None if neither β nor kl_coef is > 0)
+    old_logp: np.ndarray = None  # (N, T) log π_old (PPO's step 2; else set by the update)
     ret: np.ndarray = None      # (N, T) PPO's value targets (None: no value loss)
+
+    def __post_init__(self):
+        self.rows = DistinctRows(self.seqs, self.needed)    # the distinct rows the model computes
+
+    def minibatches(self, n, rng):
+        """The batch as ``n`` minibatches of random rows, drawn with ``rng`` (n = 1: itself)."""
+        if n == 1:
+            return [self]
+        arrays = [getattr(self, f.name) for f in fields(self)]
+        return [Batch(*(None if x is None else x[i] for x in arrays))
+                for i in np.array_split(rng.permutation(len(self.mask)), n) if len(i)]
 
 
 def _batch(seqs, mask, adv, needed, ref):
     """The rows to compute (``needed``, distinct, prompts shared) and log π_ref on them."""
-    rows = DistinctRows(seqs, needed)
-    ref_logp = rows.expand(ref.logprobs(rows.seqs, **rows.share)) if ref is not None and len(seqs) else None
-    return Batch(rows, mask, adv, ref_logp)
+    b = Batch(seqs, needed, mask, adv)
+    if ref is not None and len(seqs):
+        b.ref_logp = b.rows.expand(ref.logprobs(b.rows.seqs, **b.rows.share))
+    return b
 
 
 def _group_batch(ro, ref, cfg):
@@ -414,24 +431,29 @@ def _logprobs(policy, rows, shape, value=False):
     return rows.expand(logp), probs, None if values is None else rows.expand(values)
 
 
-def _update(policy, opt, b, cfg):
-    """Step 3: μ Adam steps on the batch ``b``, each descending ``_loss`` backpropagated from the
-    rows computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities,
-    the others take the first step's. Returns the mean over the μ steps of ``loss``,
-    ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to train on (RFT: no
-    answer accepted)."""
-    old_logp, infos = b.old_logp, []
+def _update(policy, opt, b, cfg, rng):
+    """Step 3: μ epochs on the batch ``b``, each one Adam step descending ``_loss`` on each of
+    ``cfg.n_minibatches`` random minibatches (drawn with ``rng``), backpropagated from the rows
+    computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities, the
+    others take the first step's (or, with minibatches, a pass before it). Returns the mean over
+    the steps of ``loss``, ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to
+    train on (RFT: no answer accepted)."""
+    if b.old_logp is None and cfg.n_minibatches > 1 and len(b.mask):
+        b.old_logp = _logprobs(policy, b.rows, b.mask.shape)[0]
+    infos = []
     for _ in range(cfg.mu if len(b.mask) else 0):
-        logp, probs, values = _logprobs(policy, b.rows, b.mask.shape, value=b.ret is not None)
-        old_logp = logp.copy() if old_logp is None else old_logp
-        loss, dlogp, dvalues, info = _loss(logp, old_logp, values, b, cfg)
-        if len(b.rows.seqs):
-            dvalues = None if dvalues is None else b.rows.reduce(dvalues)
-            policy.backward(token_logprobs_backward(probs, b.rows.seqs[:, 1:], b.rows.reduce(dlogp)), dvalues)
-        else:
-            policy.zero_grad()                                                # a zero gradient
-        opt.step(policy)
-        infos.append({"loss": loss, **info})
+        for mb in b.minibatches(cfg.n_minibatches, rng):
+            logp, probs, values = _logprobs(policy, mb.rows, mb.mask.shape, value=mb.ret is not None)
+            mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
+            loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfg)
+            if len(mb.rows.seqs):
+                dvalues = None if dvalues is None else mb.rows.reduce(dvalues)
+                policy.backward(token_logprobs_backward(probs, mb.rows.seqs[:, 1:], mb.rows.reduce(dlogp)),
+                                dvalues)
+            else:
+                policy.zero_grad()                                            # a zero gradient
+            opt.step(policy)
+            infos.append({"loss": loss, **info})
     keys = ["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * (b.ret is not None)
     return {k: float(np.mean([i[k] for i in infos])) if infos else float("nan") for k in keys}
 
