@@ -136,7 +136,7 @@ def _naive_nll(model, prompts, answers):
 
 def _naive_nll_grad(model, prompts, answers):
     """Gradient of ``_naive_nll``, row by row (the model's backward is checked by finite
-    differences in test_tinylm.py), summed over rows."""
+    differences in test_tinylm_model.py), summed over rows."""
     n_tok = sum(len(a) for a in answers)
     total = None
     for p, a in zip(prompts, answers):
