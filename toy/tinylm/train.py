@@ -129,19 +129,16 @@ class RLConfig:
     n_prompts: int = 32                  # prompts per step
     G: int = 8                           # samples per prompt (the group)
     lr: float = 1e-4                     # Adam learning rate (the seed's)
-    mu: int = 1                          # μ: gradient steps on each batch (PPO in the seed: 8)
+    mu: int = 1                          # μ: epochs on each batch (PPO in the seed: 8)
     eps_low: float = 0.2                 # ε_low of the clipped surrogate (matters only if μ > 1)
     eps_high: float = None               # ε_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
-    # LM-PPO (AlpacaFarm): kl_coef = β of the per-token reward −β·KL_t, > 0 switches it on;
-    # kl_clamp: clamp KL_t at ≥ 0; n_minibatches: each of the μ epochs takes one Adam step on each
-    # of this many random minibatches of the batch's answers (1: one step on the whole batch).
-    # Left out of the repr, so that printed configs stay as they were.
-    kl_coef: float = field(default=0.0, repr=False)
-    kl_clamp: bool = field(default=True, repr=False)
-    n_minibatches: int = field(default=1, repr=False)
+    # (the next three are left out of the repr, so that printed configs stay as they were)
+    kl_coef: float = field(default=0.0, repr=False)   # LM-PPO (AlpacaFarm): β of the reward −β·KL_t (> 0: on)
+    kl_clamp: bool = field(default=True, repr=False)  # LM-PPO: clamp KL_t at ≥ 0
+    n_minibatches: int = field(default=1, repr=False)  # an epoch: one Adam step per random minibatch
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
