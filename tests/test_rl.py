@@ -629,6 +629,16 @@ def test_policy_loss_on_policy_is_the_weighted_score_function():
     assert np.allclose(dlogp, -rl.aggregate_weights(mask, "dapo") * adv[:, None])
 
 
+def test_policy_loss_gradient_is_clipped():
+    logp = np.log(np.array([[1.5, 1.0, 0.5]]))               # ratios 1.5, 1, 0.5 against old = 0
+    old = np.zeros((1, 3))
+    mask = np.ones((1, 3))
+    _, d = rl.policy_loss(logp, old, np.array([2.0]), mask, "dapo", 0.2)
+    # A > 0: the ratio 1.5 is clipped (no gradient); the others get −A·ρ/3
+    np.testing.assert_allclose(d, [[0.0, -2.0 / 3, -2 * 0.5 / 3]])
+    assert np.isclose(rl.clip_fraction(np.exp(logp - old), 2.0, mask), 1 / 3)
+
+
 BAD_INPUTS += [
     (rl.advantages, ([1.0, 0.0], "sft"), {}, "kind"),
     (rl.advantages, ("x", "grpo"), {}, "rewards"),

@@ -3,13 +3,17 @@ number ``evaluate``, ``pass_at_k_curve`` and ``thinking_budget`` return is compu
 or by a naive loop (enumeration of the k-subsets for pass@k)."""
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
 
 from toy.prob import sample_categorical
+from toy.tinylm import model as M
 from toy.tinylm import task
 from toy.tinylm.evals import evaluate, pass_at_k_curve, thinking_budget
+
+TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 
 
 def _tokens(answers):
@@ -150,3 +154,40 @@ def test_thinking_budget_sampled_reproduced():
         ans = sample_categorical(p, rng)
         assert got[b] == pytest.approx(np.mean(ans == digits.sum(axis=1) % 10)), b
     assert got[10] == pytest.approx(e / (e + 9), abs=0.08)       # ≈ P(the shown digit is drawn)
+
+
+def test_evaluation_helpers_run():
+    m = M.TinyLM(TINY, seed=0)
+    e = evaluate(m, n_prompts=20)
+    assert 0 <= e["accuracy"] <= 1 and e["think_share"] + e["malformed"] <= 1
+    p = pass_at_k_curve(m, ks=(1, 4), n_prompts=5, n_samples=4)
+    assert set(p) == {1, 4} and p[1] <= p[4]
+    b = thinking_budget(m, budgets=[0, 10], n_prompts=10)
+    assert set(b) == {0, 10}
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_LM = M.TinyLM(TINY, seed=0)
+BAD_INPUTS = [
+    (evaluate, (_LM,), {"n_prompts": 0}, "n_prompts"),               # was reported as n
+    (evaluate, (_LM,), {"temperature": "1"}, "temperature"),
+    (evaluate, (_LM,), {"seed": None}, "seed"),
+    (evaluate, (_LM,), {"digits": [[1] * 9]}, "digits"),
+    (evaluate, ("model",), {}, "model"),
+    (pass_at_k_curve, (_LM,), {"ks": (1, 32)}, "ks"),
+    (pass_at_k_curve, (_LM,), {"ks": (0,)}, "ks"),
+    (pass_at_k_curve, (_LM,), {"ks": ()}, "ks"),
+    (pass_at_k_curve, (_LM,), {"n_prompts": 0}, "n_prompts"),
+    (pass_at_k_curve, (_LM,), {"n_samples": None}, "n_samples"),
+    (thinking_budget, (_LM,), {"budgets": [11]}, "budgets"),
+    (thinking_budget, (_LM,), {"budgets": [2.5]}, "budgets"),
+    (thinking_budget, (_LM,), {"n_prompts": -1}, "n_prompts"),
+    (thinking_budget, (_LM,), {"temperature": 0}, "temperature"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,15 +1,17 @@
-"""Pinning tests of the Part III trainers (toy/tinylm): Adam, the SFT learning-rate schedule and
-``sft_warmup``, PPO's advantages and value targets in ``train_rl``, ``CurriculumSampler``.
-Each is compared with an independent reference written here: a naive scalar loop, a closed
-form, or a case computed by hand."""
+"""Pinning tests of the Part III trainers (toy/tinylm/train.py): Adam, the SFT learning-rate
+schedule and ``sft_warmup``, each algorithm's advantages in ``train_rl``, PPO's value targets,
+``CurriculumSampler``, ``DistinctRows``, the reward hook and LM-PPO. Each is compared with an
+independent reference written here: a naive scalar loop, a closed form, the plain full batch,
+or a case computed by hand."""
+import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
 
-from toy.tinylm import task
-from toy.tinylm import model as M
-from toy.tinylm import train as T
+from toy import rl
+from toy.tinylm import model as M, rewards, task, train as T
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 
@@ -134,7 +136,7 @@ def _naive_nll(model, prompts, answers):
 
 def _naive_nll_grad(model, prompts, answers):
     """Gradient of ``_naive_nll``, row by row (the model's backward is checked by finite
-    differences in test_tinylm.py), summed over rows."""
+    differences in test_tinylm_model.py), summed over rows."""
     n_tok = sum(len(a) for a in answers)
     total = None
     for p, a in zip(prompts, answers):
@@ -311,7 +313,6 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
     """Each algorithm's advantages, rows and loss type as ``train_rl`` passes them to
     ``policy_loss``, against a loop over the groups of each step's rollout: GRPO / Dr. GRPO apply
     ``toy.rl``'s advantage to each prompt's G rewards; RFT keeps the right answers with A = 1."""
-    from toy import rl
     rollouts, calls = [], []
     real_rollout, real_loss = T.rollout, T.rl.policy_loss
     monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
@@ -339,3 +340,329 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
             np.testing.assert_allclose(adv, ref, rtol=1e-12, atol=1e-15)
             np.testing.assert_array_equal(mask, ro.mask)
     assert any(0 < r.mean() < 1 for ro in rollouts for r in ro.reward.reshape(8, G))   # a mixed group
+
+
+# ----------------------------------------------------------------------------- the whole loop
+def test_sft_then_rl_smoke_and_history():
+    sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    m, hist = T.sft_warmup(sft_cfg)
+    assert len(hist["loss"]) == 3 and np.isfinite(hist["loss"]).all()
+    before = m.state_dict()
+    for algo, upd in (("grpo", 1), ("dr_grpo", 1), ("rft", 1), ("ppo", 2)):
+        cfg = T.RLConfig(algo=algo, steps=2, n_prompts=4, G=4, mu=upd, beta=0.04)
+        pol, h = T.train_rl(m, cfg, seed=0)
+        for k in ("accuracy", "think_share", "mean_length", "chain_acc", "teacher_chain_acc",
+                  "all_right", "all_wrong", "loss", "time"):
+            assert len(h[k]) == 2, (algo, k)
+    for k, v in m.state_dict().items():                      # train_rl trains a copy
+        np.testing.assert_array_equal(v, before[k])
+    assert "value.w" in pol.state_dict() and "value.w" not in before
+    with pytest.raises(ValueError, match="algo"):
+        T.RLConfig(algo="dpo")
+    with pytest.raises(ValueError, match="G"):
+        T.RLConfig(G=1)
+    s = T.CurriculumSampler(task.make_prompts(10, np.random.default_rng(0))[0])
+    pol, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=4, G=2), prompt_sampler=s)
+    assert not np.all(s.success == 0.5)
+
+
+def test_train_rl_is_deterministic_and_shares_prompts():
+    """A fixed seed gives identical runs; the shared-prompt training step matches the plain one."""
+    sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    m, _ = T.sft_warmup(sft_cfg)
+    cfg = T.RLConfig(steps=3, n_prompts=4, G=4)
+    p1, h1 = T.train_rl(m, cfg, seed=1)
+    p2, h2 = T.train_rl(m, cfg, seed=1)
+    for k in h1:
+        if k != "time":
+            np.testing.assert_array_equal(h1[k], h2[k], err_msg=k)
+    for k, v in p1.state_dict().items():
+        np.testing.assert_array_equal(v, p2.state_dict()[k])
+
+
+def test_distinct_rows_give_the_full_batch_loss_and_gradient():
+    """train_rl's shortcut (rows with advantage 0 left out, repeated answers computed once,
+    prompts shared) gives the loss and gradient of the plain full batch, in float64."""
+    rng = np.random.default_rng(0)
+    m = M.TinyLM(TINY, seed=2, dtype=np.float64)
+    P, G = task.PROMPT_LEN, 4
+    prompts = np.repeat(rng.integers(0, 10, size=(3, P)), G, axis=0)         # 3 groups of 4
+    ans = rng.integers(0, 15, size=(12, 6))
+    ans[1] = ans[0]                                                           # a repeated answer
+    ans[5] = ans[6] = ans[4]
+    seqs = np.concatenate([prompts, ans], axis=1)
+    mask = np.concatenate([np.zeros((12, P - 1)), np.ones((12, 6))], axis=1)
+    R = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 1, 0, 0]], float)          # group 2: all right
+    adv = rl.grpo_advantages(R).ravel()
+    assert (adv[4:8] == 0).all() and (adv != 0).sum() == 8
+
+    logits = m.forward(seqs[:, :-1])                                         # the plain batch
+    lp, probs = M.token_logprobs(logits, seqs[:, 1:])
+    loss1, dlp = rl.policy_loss(lp, lp.copy(), adv, mask, "grpo")
+    m.backward(M.token_logprobs_backward(probs, seqs[:, 1:], dlp))
+    g1 = {k: v.copy() for k, v in m.named_grads().items()}
+
+    rows = T.DistinctRows(seqs, adv != 0)
+    assert len(rows.seqs) == 7                                               # 8 needed, 1 repeat
+    np.testing.assert_array_equal(rows.seqs[rows.index[adv != 0]], seqs[adv != 0])
+    lp_u, probs_u = M.token_logprobs(m.forward(rows.seqs[:, :-1], **rows.share), rows.seqs[:, 1:])
+    lp2 = rows.expand(lp_u)
+    loss2, dlp2 = rl.policy_loss(lp2, lp2.copy(), adv, mask, "grpo")
+    m.backward(M.token_logprobs_backward(probs_u, rows.seqs[:, 1:], rows.reduce(dlp2)))
+    assert np.isclose(loss1, loss2, rtol=1e-12, atol=1e-15)
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g, g1[k], rtol=1e-9, atol=1e-13, err_msg=k)
+    m.zero_grad()
+    assert all((g == 0).all() for g in m.named_grads().values())
+
+
+def test_record_counts_the_groups_with_all_equal_rewards_by_hand():
+    """``all_right`` / ``all_wrong``: the share of groups whose G rewards are all 1 / all 0 (a
+    group of equal rewards 0.5 is neither; [1, 1, 1.5] is not all equal), by a plain loop."""
+    reward = np.array([1, 1, 1, 0, 0, 0, 1, 0, 1, .5, .5, .5, 1, 1, 1.5, 0, 0, 0])
+    think = np.array([1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0])
+    chain_ok = np.array([1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0])
+    ro = T.Rollout(None, None, None, None, reward, (reward == 1).astype(float), think, chain_ok,
+                   np.full(18, 3.0), G=3)
+    groups = reward.reshape(6, 3).tolist()
+    rec = T._record(ro, reward_fn=lambda a, d: None)
+    assert rec["all_right"] == sum(g == [1, 1, 1] for g in groups) / 6 == 1 / 6
+    assert rec["all_wrong"] == sum(g == [0, 0, 0] for g in groups) / 6 == 2 / 6
+    assert rec["accuracy"] == 7 / 18 and rec["think_share"] == 7 / 18 and rec["chain_acc"] == 4 / 7
+    assert rec["reward"] == reward.mean() and rec["mean_length"] == 3.0
+
+
+def test_rft_with_nothing_accepted_records_nan_and_leaves_the_model():
+    """An RFT step with no accepted answer trains on nothing: the model is unchanged and every
+    quantity of the update is NaN, so that every history list still has one entry per step."""
+    m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0)
+    p, h = T.train_rl(m, T.RLConfig(algo="rft", steps=2, n_prompts=4, G=4, beta=0.1), seed=0)
+    assert h["accuracy"] == [0.0, 0.0]                      # an untrained model: nothing right
+    assert all(len(v) == 2 for v in h.values()) and {"loss", "clip_frac", "kl"} <= set(h)
+    assert np.isnan(h["loss"] + h["clip_frac"] + h["kl"]).all()
+    for k, v in p.state_dict().items():
+        np.testing.assert_array_equal(v, m.state_dict()[k])
+
+
+def _half(ans, digits):
+    """A reward for about half of an untrained model's answers (something to learn)."""
+    return ((ans[:, 0] + ans[:, 1]) % 2).astype(float)
+
+
+def _naive_minibatch_step(model, cfg, seed):
+    """One ``train_rl`` step with minibatch epochs, written plainly: the whole batch's log π_old
+    (and, for LM-PPO, V and the targets) first, then per epoch a permutation of the rows (the
+    training rng after the rollout) cut into ``n_minibatches`` parts, one Adam step on each, its
+    loss a mean over the part's tokens (LM-PPO) or of its answers' token means (GRPO), every row
+    computed by a plain forward."""
+    rng = np.random.default_rng(seed)
+    policy = model.copy()
+    if cfg.algo == "ppo":
+        policy.add_value_head()
+    digits, _ = task.make_prompts(cfg.n_prompts, rng, cfg.min_digits)
+    ro = T.rollout(policy, digits, cfg.G, rng, cfg.temperature, _half)
+    seqs, mask = ro.seqs, ro.mask
+    old = model.logprobs(seqs)                                           # π_old = the start
+    if cfg.algo == "ppo":
+        values = policy.forward(seqs[:, :-1], value=True)[1]
+        tok_r = rl.kl_shaped_rewards(old - model.logprobs(seqs), ro.reward, mask, cfg.kl_coef, cfg.kl_clamp)
+        a, ret = rl.gae(tok_r, values, mask)
+        adv = (a - (a * mask).sum() / mask.sum()) / ((a * mask)[mask > 0].std() + 1e-8)
+    else:
+        R = ro.reward.reshape(cfg.n_prompts, cfg.G)
+        adv = np.repeat((R - R.mean(1, keepdims=True)) / (R.std(1, keepdims=True) + 1e-4), mask.shape[1]).reshape(mask.shape)
+    opt = M.Adam(cfg.lr, grad_clip=cfg.grad_clip)
+    n_steps = 0
+    for _ in range(cfg.mu):
+        for idx in np.array_split(rng.permutation(len(seqs)), cfg.n_minibatches):
+            out = policy.forward(seqs[idx, :-1], value=cfg.algo == "ppo")
+            logits, v = out if cfg.algo == "ppo" else (out, None)
+            lp, probs = M.token_logprobs(logits, seqs[idx, 1:])
+            m, A = mask[idx], adv[idx]
+            ratio = np.exp(lp - old[idx])
+            unclipped = np.minimum(ratio * A, np.clip(ratio, 1 - cfg.eps_low, 1 + cfg.eps_low) * A) == ratio * A
+            c = m / m.sum() if cfg.algo == "ppo" else m / (len(idx) * m.sum(axis=1, keepdims=True))
+            dlp = -ratio * np.where(unclipped, A, 0.0) * c
+            dv = cfg.vf_coef * (v - ret[idx]) * m / m.sum() if cfg.algo == "ppo" else None
+            policy.backward(M.token_logprobs_backward(probs, seqs[idx, 1:], dlp), dv)
+            opt.step(policy)
+            n_steps += 1
+    return policy, n_steps
+
+
+@pytest.mark.parametrize("algo, kw", [("ppo", {"kl_coef": 0.1}), ("grpo", {})])
+def test_minibatch_epochs_match_a_naive_loop(monkeypatch, algo, kw):
+    """``n_minibatches``: μ epochs of one Adam step per random minibatch, against the plain loop
+    above (float64); 16 answers in 3 minibatches (6 + 5 + 5 rows), 2 epochs: 6 Adam steps."""
+    m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0, dtype=np.float64)
+    cfg = T.RLConfig(algo=algo, steps=1, n_prompts=4, G=4, mu=2, n_minibatches=3, lr=1e-2, **kw)
+    want, n_steps = _naive_minibatch_step(m, cfg, seed=3)
+    full, _ = T.train_rl(m, dataclasses.replace(cfg, n_minibatches=1), seed=3, reward_fn=_half)
+    used = _recording_adam(monkeypatch)
+    got, h = T.train_rl(m, cfg, seed=3, reward_fn=_half)
+    assert 0 < h["reward"][0] < 1 and len(used) == n_steps == 6
+    for k, v in want.state_dict().items():    # float64 rounding, amplified where Adam divides a tiny gradient by its size
+        np.testing.assert_allclose(got.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
+    assert not all(np.allclose(v, got.state_dict()[k]) for k, v in full.state_dict().items())  # ≠ full batch
+
+# ----------------------------------------------------------------------------- the reward hook, LM-PPO
+def tiny_model():
+    return M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0)
+
+
+def test_default_reward_fn_is_the_exact_verifier():
+    m = tiny_model()
+    cfg = T.RLConfig(steps=3, n_prompts=4, G=4, lr=1e-2)
+    p1, h1 = T.train_rl(m, cfg, seed=0)
+    p2, h2 = T.train_rl(m, cfg, seed=0, reward_fn=T.exact_reward)
+    assert np.array_equal(h2.pop("reward"), h2["accuracy"])
+    for k in h1:
+        if k != "time":
+            assert np.array_equal(h1[k], h2[k], equal_nan=True), k
+    for k, v in p1.state_dict().items():
+        assert np.array_equal(v, p2.state_dict()[k])
+    rng = np.random.default_rng(0)
+    digits, _ = task.make_prompts(6, rng)
+    ro = T.rollout(m, digits, 3, rng)
+    np.testing.assert_array_equal(ro.reward, task.verify_batch(ro.answers, ro.digits)["reward"])
+
+
+def test_reward_fn_is_what_is_trained_on_and_accuracy_stays_the_verifiers():
+    m = tiny_model()
+    seen = []
+
+    def proxy(ans, digits):
+        seen.append((ans.shape, digits.shape))
+        return rewards.consistency_reward(task.decode_rows(ans))
+
+    _, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, G=4), seed=0, reward_fn=proxy)
+    assert seen[0][0][0] == 12 and seen[0][1] == (12, 10)
+    # a constant reward: every group is degenerate, GRPO does not move the policy
+    p, h = T.train_rl(m, T.RLConfig(steps=2, n_prompts=3, G=4), seed=0,
+                      reward_fn=lambda ans, digits: np.full(len(ans), 3.0))
+    assert h["reward"] == [3.0, 3.0] and h["all_right"] == [0.0, 0.0]
+    for k, v in p.state_dict().items():
+        assert np.array_equal(v, m.state_dict()[k])
+    with pytest.raises(ValueError, match="reward_fn"):
+        T.train_rl(m, T.RLConfig(steps=1, n_prompts=2, G=2), reward_fn=lambda a, d: np.zeros(3))
+
+
+def test_lm_ppo_records_score_kl_reward_and_total():
+    m = tiny_model()
+    cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=4, G=4, mu=2, kl_coef=0.1, lr=1e-2)
+    starts_with_hash = lambda ans, digits: (ans[:, 0] == task.STOI["#"]).astype(float)   # something to learn
+    _, h = T.train_rl(m, cfg, seed=0, reward_fn=starts_with_hash)
+    np.testing.assert_allclose(np.add(h["score"], h["kl_reward"]), h["total_reward"], atol=1e-12)
+    assert h["kl_reward"][0] == 0.0                         # the policy starts as the reference
+    assert all(k <= 0 for k in h["kl_reward"])              # clamped KL_t >= 0
+    assert h["kl_reward"][-1] < 0                           # it has moved away
+    np.testing.assert_array_equal(h["score"], h["reward"])
+
+
+def test_lm_ppo_advantages_are_gae_of_the_shaped_reward(monkeypatch):
+    """train_rl hands toy.rl.gae the shaped per-token reward and its own values."""
+    calls = []
+    real_gae = rl.gae
+
+    def spy(rewards, values, mask, gamma=1.0, lam=1.0):
+        calls.append((rewards, mask))
+        return real_gae(rewards, values, mask, gamma, lam)
+
+    monkeypatch.setattr(rl, "gae", spy)
+    m = tiny_model()
+    T.train_rl(m, T.RLConfig(algo="ppo", steps=2, n_prompts=2, G=2, kl_coef=0.5, lr=1e-2), seed=0)
+    assert len(calls) == 2
+    tok_r, mask = calls[1]
+    assert np.all(tok_r[mask == 0] == 0)
+    last = mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+    body = tok_r.copy()
+    body[np.arange(len(mask)), last] = 0
+    assert np.all(body <= 0)                                # only −β·max(KL, 0) before the last token
+
+
+@pytest.mark.parametrize("kw", [dict(kl_coef=-0.1, algo="ppo"), dict(kl_coef=0.1, algo="grpo")])
+def test_kl_coef_is_checked(kw):
+    with pytest.raises(ValueError, match="kl_coef"):
+        T.RLConfig(**kw)
+
+
+def test_lm_ppo_kl_is_log_pi_old_minus_log_pi_ref_on_the_sampled_tokens(monkeypatch):
+    m = tiny_model()
+    cfg = T.RLConfig(algo="ppo", steps=2, n_prompts=4, G=4, kl_coef=0.2, kl_clamp=False, lr=1e-2)
+    reward_fn = lambda ans, digits: ((ans[:, 0] + ans[:, 1]) % 2).astype(float)   # about half the answers
+    after_one, _ = T.train_rl(m, dataclasses.replace(cfg, steps=1), seed=0, reward_fn=reward_fn)
+    got, real_rollout, real_shaped = {}, T.rollout, rl.kl_shaped_rewards
+    monkeypatch.setattr(T, "rollout", lambda *a, **k: got.setdefault("ro", []).append(real_rollout(*a, **k)) or got["ro"][-1])
+    monkeypatch.setattr(rl, "kl_shaped_rewards", lambda kl, *a: got.setdefault("kl", []).append(kl) or real_shaped(kl, *a))
+    _, h = T.train_rl(m, cfg, seed=0, reward_fn=reward_fn)
+    ro = got["ro"][1]                                       # the second step samples from after_one
+    want = after_one.logprobs(ro.seqs) - m.logprobs(ro.seqs)
+    np.testing.assert_allclose(got["kl"][1] * ro.mask, want * ro.mask, atol=1e-5)
+    np.testing.assert_allclose(h["kl_reward"][1], np.mean(-0.2 * (want * ro.mask).sum(axis=1)), atol=1e-5)
+    assert np.abs(want * ro.mask).max() > 1e-3              # the policy has moved: the test can fail
+
+
+# ------------------------------------------------------------------ bad input, one table
+# (function, args, kwargs, the argument the ValueError's message must start with)
+_LM = M.TinyLM(TINY, seed=0)
+_RNG = np.random.default_rng(0)
+_D = np.arange(10)[None] % 10
+BAD_INPUTS = [
+    (T.SFTConfig, (), {"min_digits": 11}, "min_digits"),
+    (T.RLConfig, (), {"min_digits": 0}, "min_digits"),
+    (T.SFTConfig, (), {"steps": -1}, "steps"),
+    (T.SFTConfig, (), {"batch_size": 0}, "batch_size"),
+    (T.SFTConfig, (), {"lr": np.nan}, "lr"),
+    (T.SFTConfig, (), {"warmup_steps": -1}, "warmup_steps"),
+    (T.SFTConfig, (), {"think_prob": 1.5}, "think_prob"),
+    (T.SFTConfig, (), {"teacher_error_rate": None}, "teacher_error_rate"),
+    (T.SFTConfig, (), {"seed": "0"}, "seed"),
+    (T.SFTConfig, (), {"model": {"n_layer": 1}}, "model"),
+    (T.sft_warmup, ({"steps": 3},), {}, "cfg"),
+    (T.sft_warmup, (), {"callback": 3}, "callback"),
+    (T.RLConfig, (), {"algo": "reinforce"}, "algo"),
+    (T.RLConfig, (), {"steps": 2.5}, "steps"),
+    (T.RLConfig, (), {"steps": "10"}, "steps"),
+    (T.RLConfig, (), {"n_prompts": 0}, "n_prompts"),
+    (T.RLConfig, (), {"G": 1}, "G"),
+    (T.RLConfig, (), {"lr": 0}, "lr"),
+    (T.RLConfig, (), {"mu": 0}, "mu"),
+    (T.RLConfig, (), {"eps_low": -1}, "eps_low"),
+    (T.RLConfig, (), {"eps_low": 1.5}, "eps_low"),
+    (T.RLConfig, (), {"eps_high": -0.1}, "eps_high"),
+    (T.RLConfig, (), {"beta": -0.1}, "beta"),
+    (T.RLConfig, (), {"loss_type": "mean"}, "loss_type"),
+    (T.RLConfig, (), {"vf_coef": None}, "vf_coef"),
+    (T.RLConfig, (), {"temperature": "1"}, "temperature"),
+    (T.RLConfig, (), {"grad_clip": -1}, "grad_clip"),
+    (T.RLConfig, (), {"n_minibatches": 0}, "n_minibatches"),
+    (T.RLConfig, (), {"n_minibatches": 2.5}, "n_minibatches"),
+    (T.RLConfig, (), {"n_prompts": 2, "G": 2, "n_minibatches": 5}, "n_minibatches"),   # > the 4 answers
+    (T.rollout, (_LM, _D, 0, _RNG), {}, "G"),                        # was reported as n_repeat
+    (T.rollout, (_LM, _D, 2, _RNG), {"temperature": 0}, "temperature"),
+    (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),
+    (T.rollout, ("model", _D, 2, _RNG), {}, "model"),
+    (T.rollout, (_LM, _D, 2, None), {}, "rng"),
+    (T.DistinctRows, (np.ones((2, 12), int), [True]), {}, "needed"),
+    (T.DistinctRows, (np.ones((2, 12), int), [1, 0]), {}, "needed"),
+    (T.DistinctRows, (np.ones(12, int), [True]), {}, "seqs"),
+    (T.CurriculumSampler, ([],), {}, "pool"),
+    (T.CurriculumSampler, (5,), {}, "pool"),
+    (T.CurriculumSampler, (_D,), {"init": 2}, "init"),
+    (T.CurriculumSampler, (_D,), {"decay": -1}, "decay"),
+    (T.CurriculumSampler, (_D,), {"floor": 0}, "floor"),
+    (T.CurriculumSampler(_D), (0, _RNG), {}, "n"),
+    (T.CurriculumSampler(_D), (2, None), {}, "rng"),
+    (T.CurriculumSampler(_D).update, (np.ones((2, 4)),), {}, "rewards"),     # before any draw
+    (T.train_rl, ("model",), {}, "model"),
+    (T.train_rl, (_LM, {"steps": 1}), {}, "cfg"),
+    (T.train_rl, (_LM,), {"seed": -1}, "seed"),
+    (T.train_rl, (_LM,), {"callback": "print"}, "callback"),
+    (T.train_rl, (_LM,), {"prompt_sampler": [1, 2]}, "prompt_sampler"),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)

@@ -1,23 +1,25 @@
 r"""Training the tiny thinking model: SFT warm-up, then RL (GRPO, Dr. GRPO, RFT, PPO).
 
-Every RL algorithm goes through the same three steps, and only step 2 differs:
+``train_rl`` takes every RL algorithm through the same three steps a batch, and only step 2
+differs:
 
-1. ``rollout``: sample G answers for each of B prompts (one code path for all algorithms)
-   and score them with the verifier;
-2. advantages: ``toy.rl.grpo_advantages`` (GRPO), ``toy.rl.dr_grpo_advantages`` (Dr. GRPO),
-   the reward itself on the correct samples only (RFT), or R − V(s_t) from a value head (PPO;
-   with ``kl_coef`` > 0, GAE on a KL-shaped per-token reward, ``toy.rl.gae``);
-3. ``toy.rl.policy_loss``: the per-token loss −min(ρA, clip(ρ, 1−ε, 1+ε)A) + β·k3
-   (``toy.rl.clipped_surrogate``, ``toy.rl.kl_k3``), reduced with ``toy.rl.aggregate_loss``,
-   and its gradient with respect to each token's log-probability, which the model
-   backpropagates.
+1. sample: ``rollout`` draws G answers for each of ``n_prompts`` problems (one code path for all
+   algorithms) and scores them with the verifier (or a ``reward_fn``);
+2. advantages: ``toy.rl.advantages`` of each group's rewards, one per answer (``_group_batch``:
+   GRPO, Dr. GRPO, and RFT, which keeps the accepted answers), or, for PPO, per token from a
+   value head V(s_t) (``_ppo_batch``: GAE, ``toy.rl.gae``, on the final reward or, with
+   ``kl_coef`` > 0, on LM-PPO's KL-shaped per-token reward, ``toy.rl.kl_shaped_rewards``);
+3. update (``_update``): μ Adam steps on ``toy.rl.policy_loss``, the per-token loss
+   −min(ρA, clip(ρ, 1−ε_low, 1+ε_high)A) + β·k3 reduced with ``toy.rl.aggregate_loss``, and its
+   gradient with respect to each token's log-probability, which the model backpropagates
+   (plus PPO's value loss).
 
 Step 3 only runs the model on the rows that matter (``DistinctRows``): with β = 0 a row whose
 advantage is 0 has no gradient, a repeated answer is computed once, and each prompt once per
-group. The loss and the gradient are those of the whole batch (``tests/test_tinylm.py``).
+group. The loss and the gradient are those of the whole batch (``tests/test_tinylm_train.py``).
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -102,11 +104,14 @@ def sft_warmup(cfg=None, callback=None):
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
     for step in range(cfg.steps):
+        # 1. data: the teacher's answers to a fresh batch of problems
         digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
         answers = teacher_answers(digits, rng, cfg.think_prob, cfg.teacher_error_rate)
         seqs, mask = _pad_answers(prompts, answers)                           # (n, T), (n, T-1)
+        # 2. loss: the token-mean NLL of the answer tokens
         lp, probs = token_logprobs(model.forward(seqs[:, :-1]), seqs[:, 1:])  # (n, T-1)
-        loss = -(lp * mask).sum() / mask.sum()                                # token-mean NLL
+        loss = -(lp * mask).sum() / mask.sum()
+        # 3. update: backpropagate d loss / d log-prob = −mask / #tokens, one Adam step
         model.backward(token_logprobs_backward(probs, seqs[:, 1:], -mask / mask.sum()))
         opt.step(model, lr=_lr_at(step, cfg))
         hist["step"].append(step)
@@ -124,16 +129,16 @@ class RLConfig:
     n_prompts: int = 32                  # prompts per step
     G: int = 8                           # samples per prompt (the group)
     lr: float = 1e-4                     # Adam learning rate (the seed's)
-    mu: int = 1                          # μ: gradient steps on each batch (PPO in the seed: 8)
+    mu: int = 1                          # μ: epochs on each batch (PPO in the seed: 8)
     eps_low: float = 0.2                 # ε_low of the clipped surrogate (matters only if μ > 1)
     eps_high: float = None               # ε_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
     loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
-    # LM-PPO (AlpacaFarm): kl_coef = β of the per-token reward −β·KL_t, > 0 switches it on;
-    # kl_clamp: clamp KL_t at ≥ 0. Left out of the repr, so that printed configs stay as they were.
-    kl_coef: float = field(default=0.0, repr=False)
-    kl_clamp: bool = field(default=True, repr=False)
+    # (the next three are left out of the repr, so that printed configs stay as they were)
+    kl_coef: float = field(default=0.0, repr=False)   # LM-PPO (AlpacaFarm): β of the reward −β·KL_t (> 0: on)
+    kl_clamp: bool = field(default=True, repr=False)  # LM-PPO: clamp KL_t at ≥ 0
+    n_minibatches: int = field(default=1, repr=False)  # an epoch: one Adam step per random minibatch
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
@@ -152,6 +157,7 @@ class RLConfig:
         if self.kl_coef > 0 and self.algo != "ppo":
             raise ValueError(f"kl_coef must be 0 unless algo='ppo' (LM-PPO), got {self.kl_coef} with algo={self.algo!r}")
         flag(self.kl_clamp, "kl_clamp")
+        integer(self.n_minibatches, "n_minibatches", 1, self.n_prompts * self.G)
         if self.loss_type != "":
             one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
         real(self.temperature, "temperature", lo=0, lo_open=True)
@@ -206,21 +212,6 @@ def _checked_reward(r, n):
     if r.shape != (n,) or not np.all(np.isfinite(r)):
         raise ValueError(f"reward_fn must return {n} finite rewards (one per answer), got shape {r.shape}")
     return r
-
-
-def _ppo_targets(reward, values, mask):
-    """PPO's value targets and advantages, per token (GAE with γ = λ = 1): every token's return
-    is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
-    over the tokens of ``mask`` (N, T) (as CleanRL). Returns ``(ret, adv)``, both (N, T)."""
-    ret = np.broadcast_to(reward[:, None], values.shape)                      # return = final reward
-    return ret, _normalised(ret - values, mask)                               # A_t = R − V(s_t)
-
-
-def _normalised(a, mask):
-    """Advantages ``a`` (N, T) standardised over the tokens of ``mask`` (as CleanRL)."""
-    mu = (a * mask).sum() / mask.sum()
-    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
-    return (a - mu) / (sd + 1e-8)
 
 
 class DistinctRows:
@@ -284,7 +275,8 @@ class CurriculumSampler:
 @single_thread_blas
 def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
              reward_fn=None):
-    """RL fine-tuning of a copy of ``model`` (the input is left untouched).
+    """RL fine-tuning of a copy of ``model`` (the input is left untouched), one batch a step in
+    three steps: sample and score, advantages, update.
 
     ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) is the reward trained on, one per
     answer (default: ``exact_reward``, the verifier); ``accuracy`` is always the verifier's.
@@ -294,125 +286,201 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     receives each step's record. Returns ``(policy, history)``, where ``history`` maps each
     quantity to a list over steps: ``accuracy``, ``think_share``, ``mean_length``,
     ``chain_acc`` (share of think-first answers whose bracket is all right; NaN if none),
-    ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups), ``loss``,
-    ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time`` (seconds so far);
-    ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with ``kl_coef`` > 0 (LM-PPO)
-    ``score`` (mean reward), ``kl_reward`` (mean over answers of Σ_t −β·KL_t) and
-    ``total_reward`` (their sum).
-
-    PPO's advantages are GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t),
-    normalised over the batch. With ``kl_coef`` = 0 the return is the final reward; with
-    ``kl_coef`` > 0 (LM-PPO) the per-token reward is −β·max(KL_t, 0), KL_t = log π_old(a_t) −
-    log π_ref(a_t) to the starting model, plus the reward on the last token
-    (``toy.rl.kl_shaped_rewards``).
+    ``teacher_chain_acc``, ``all_right`` / ``all_wrong`` (share of groups whose G rewards are
+    all 1 / all 0), ``loss``, ``clip_frac``, ``kl`` (if β > 0), ``value_loss`` (PPO), ``time``
+    (seconds so far); ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with
+    ``kl_coef`` > 0 (LM-PPO) ``score`` (mean reward), ``kl_reward`` (mean over answers of
+    Σ_t −β·KL_t) and ``total_reward`` (their sum).
     """
-    instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")
-    if cfg is not None:
+    instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")  # argcheck
+    if cfg is not None:  # argcheck
         instance(cfg, RLConfig, "cfg")
-    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):
+    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):  # argcheck
         if f is not None:
             function(f, name)
     cfg = cfg or RLConfig()
     rng = np.random.default_rng(seed)
     policy = model.copy()
     if cfg.algo == "ppo":
-        policy.add_value_head()
-    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None
+        policy.add_value_head()                                               # V(s_t), the critic
+    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None           # π_ref, the start
     opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
-    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
-    max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
     history, t0 = {}, time.time()
     for step in range(cfg.steps):
-        # 1. rollouts
+        # 1. sample G answers to each of n_prompts problems and score them
         if prompt_sampler is None:
             digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
         else:
             digits = prompt_sampler(cfg.n_prompts, rng)
         ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        R = ro.reward.reshape(cfg.n_prompts, cfg.G)                  # (B, G)
         if hasattr(prompt_sampler, "update"):
-            prompt_sampler.update(R)
-        rec = _record(ro, R, reward_fn)
-        # 2. advantages (per answer; PPO's are per token, set below)
-        seqs, mask = ro.seqs, ro.mask
-        if cfg.algo == "grpo":
-            adv = rl.grpo_advantages(R).ravel()
-        elif cfg.algo == "dr_grpo":
-            adv = rl.dr_grpo_advantages(R).ravel()
-        elif cfg.algo == "rft":                                               # keep correct answers only
-            keep = ro.reward > 0
-            seqs, mask, adv = seqs[keep], mask[keep], np.ones(keep.sum())
-        # the rows the model must compute (same loss and gradient, less work): with β = 0 a row
-        # whose advantage is 0 (a group whose answers are all right, or all wrong) has zero loss
-        # and zero gradient, so it is left out (PPO's advantages, per token, come later: it
-        # keeps every row); an answer sampled twice is computed once; and each prompt once.
-        needed = adv != 0 if cfg.algo != "ppo" and cfg.beta == 0 else np.ones(len(seqs), bool)
-        rows = DistinctRows(seqs, needed)
-        ref_logp = None
-        if ref is not None and len(seqs):
-            ref_logp = rows.expand(ref.logprobs(rows.seqs, **rows.share))
-        # 3. updates on this batch
-        losses, infos = [], []
-        for u in range(cfg.mu if len(seqs) else 0):
-            if len(rows.seqs) == 0:                                           # nothing to compute:
-                logp = values = np.zeros(mask.shape)                          # a zero gradient
-            elif cfg.algo == "ppo":
-                logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
-                values = rows.expand(values)                                  # (N, T)
-            else:
-                logits = policy.forward(rows.seqs[:, :-1], **rows.share)      # (U, T, V)
-            if len(rows.seqs):
-                logp_u, probs = token_logprobs(logits, rows.seqs[:, 1:])      # (U, T)
-                logp = rows.expand(logp_u)                                    # (N, T), 0 if not needed
-            if u == 0:
-                old_logp = logp.copy()                                        # π_old: the sampler
-                if cfg.algo == "ppo" and cfg.kl_coef > 0:                     # LM-PPO: shaped reward
-                    tok_r = rl.kl_shaped_rewards(old_logp - ref_logp, ro.reward, mask, cfg.kl_coef,
-                                                 cfg.kl_clamp)                # (N, T)
-                    a, ret = rl.gae(tok_r, values, mask)                      # γ = λ = 1
-                    adv = _normalised(a, mask)
-                    total = tok_r.sum(axis=1)                                 # (N,)
-                    rec.update(score=float(ro.reward.mean()), total_reward=float(total.mean()),
-                               kl_reward=float((total - ro.reward).mean()))
-                elif cfg.algo == "ppo":
-                    ret, adv = _ppo_targets(ro.reward, values, mask)
-            loss, dlogp = rl.policy_loss(logp, old_logp, adv, mask, loss_type, cfg.eps_low, cfg.eps_high,
-                                         cfg.beta, ref_logp, max_len)
-            info = {"clip_frac": rl.clip_fraction(np.exp(logp - old_logp), adv[:, None] if adv.ndim == 1 else adv,
-                                                  mask, cfg.eps_low, cfg.eps_high)}
-            if cfg.beta > 0:
-                info["kl"] = float((rl.kl_k3(ref_logp - logp) * mask).sum() / mask.sum())
-            dvalues = None
-            if cfg.algo == "ppo":
-                wv = rl.aggregate_weights(mask, "dapo")
-                vloss = 0.5 * (wv * (values - ret) ** 2).sum()
-                dvalues = rows.reduce(cfg.vf_coef * wv * (values - ret))
-                loss += cfg.vf_coef * vloss
-                info["value_loss"] = float(vloss)
-            if len(rows.seqs):
-                policy.backward(token_logprobs_backward(probs, rows.seqs[:, 1:], rows.reduce(dlogp)), dvalues)
-            else:
-                policy.zero_grad()
-            opt.step(policy)
-            losses.append(loss)
-            infos.append(info)
-        rec["loss"] = float(np.mean(losses)) if losses else float("nan")
-        for k in (infos[0] if infos else {}):
-            rec[k] = float(np.mean([i[k] for i in infos]))
+            prompt_sampler.update(ro.reward.reshape(cfg.n_prompts, cfg.G))
+        rec = _record(ro, reward_fn)
+        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
+        batch = _ppo_batch(policy, ref, ro, cfg, rec) if cfg.algo == "ppo" else _group_batch(ro, ref, cfg)
+        # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
+        rec.update(_update(policy, opt, batch, cfg, rng))
         rec["time"] = time.time() - t0
         for k, v in rec.items():
             history.setdefault(k, []).append(v)
         if callback:
             callback(step, rec)
         if verbose:
-            print(f"step {step:3d}  acc {rec['accuracy']:.3f}  think {rec['think_share']:.3f}  "
-                  f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
-                  f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
-                  f"{rec['time']:.1f}s", flush=True)
+            _print(step, rec)
     return policy, history
 
 
-def _record(ro, R, reward_fn):
+@dataclass
+class Batch:
+    """What the update trains on: the rows of one rollout with their advantages."""
+    seqs: np.ndarray            # (N, T + 1) prompt + answer tokens
+    needed: np.ndarray          # (N,) the rows with a gradient (``rows`` computes only those)
+    mask: np.ndarray            # (N, T) the loss mask
+    adv: np.ndarray             # (N,) one advantage per answer, or (N, T) per token (PPO)
+    ref_logp: np.ndarray = None  # (N, T) log π_ref (None if neither β nor kl_coef is > 0)
+    old_logp: np.ndarray = None  # (N, T) log π_old (PPO's step 2; else set by the update)
+    ret: np.ndarray = None      # (N, T) PPO's value targets (None: no value loss)
+
+    def __post_init__(self):
+        self.rows = DistinctRows(self.seqs, self.needed)    # the distinct rows the model computes
+
+    def minibatches(self, n, rng):
+        """The batch as ``n`` minibatches of random rows, drawn with ``rng`` (n = 1: itself)."""
+        if n == 1:
+            return [self]
+        arrays = [getattr(self, f.name) for f in fields(self)]
+        return [Batch(*(None if x is None else x[i] for x in arrays))
+                for i in np.array_split(rng.permutation(len(self.mask)), n) if len(i)]
+
+
+def _batch(seqs, mask, adv, needed, ref):
+    """The rows to compute (``needed``, distinct, prompts shared) and log π_ref on them."""
+    b = Batch(seqs, needed, mask, adv)
+    if ref is not None and len(seqs):
+        b.ref_logp = b.rows.expand(ref.logprobs(b.rows.seqs, **b.rows.share))
+    return b
+
+
+def _group_batch(ro, ref, cfg):
+    """Step 2 of GRPO, Dr. GRPO and RFT: ``toy.rl.advantages`` of each group's G rewards, one per
+    answer; RFT keeps only the accepted answers (A = 1). With β = 0 a row whose advantage is 0
+    (its group all right, or all wrong) has no loss and no gradient: the model skips it."""
+    adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()       # (N,)
+    keep = adv > 0 if cfg.algo == "rft" else np.ones(len(adv), bool)
+    needed = adv[keep] != 0 if cfg.beta == 0 else np.ones(keep.sum(), bool)
+    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed, ref)
+
+
+def _ppo_batch(policy, ref, ro, cfg, rec):
+    """Step 2 of PPO: log π_old and V(s_t) of every row, then per-token advantages and value
+    targets, GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t), normalised
+    over the batch. With ``kl_coef`` = 0 the return is the final reward (``_ppo_targets``); with
+    ``kl_coef`` > 0 (LM-PPO) the per-token reward is shaped by the KL to π_ref
+    (``_lm_ppo_targets``), whose parts are added to ``rec``."""
+    b = _batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool), ref)
+    b.old_logp, _, values = _logprobs(policy, b.rows, ro.mask.shape, value=True)
+    if cfg.kl_coef > 0:
+        b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, cfg, rec)
+    else:
+        b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
+    return b
+
+
+def _ppo_targets(reward, values, mask):
+    """PPO's value targets and advantages, per token (GAE with γ = λ = 1): every token's return
+    is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
+    over the tokens of ``mask`` (N, T) (as CleanRL). Returns ``(ret, adv)``, both (N, T)."""
+    ret = np.broadcast_to(reward[:, None], values.shape)                      # return = final reward
+    return ret, _normalised(ret - values, mask)                               # A_t = R − V(s_t)
+
+
+def _lm_ppo_targets(reward, values, mask, kl, cfg, rec):
+    """LM-PPO's (AlpacaFarm) targets: the per-token reward −β·max(KL_t, 0) plus the reward on the
+    last token (``toy.rl.kl_shaped_rewards``, β = ``kl_coef``, KL_t = log π_old − log π_ref on
+    the sampled tokens), then GAE. Records ``score``, ``total_reward`` and ``kl_reward`` in
+    ``rec``. Returns ``(ret, adv)``, both (N, T)."""
+    tok_r = rl.kl_shaped_rewards(kl, reward, mask, cfg.kl_coef, cfg.kl_clamp)  # (N, T)
+    adv, ret = rl.gae(tok_r, values, mask)                                     # γ = λ = 1
+    total = tok_r.sum(axis=1)                                                  # (N,)
+    rec.update(score=float(reward.mean()), total_reward=float(total.mean()),
+               kl_reward=float((total - reward).mean()))
+    return ret, _normalised(adv, mask)
+
+
+def _normalised(a, mask):
+    """Advantages ``a`` (N, T) standardised over the tokens of ``mask`` (as CleanRL)."""
+    mu = (a * mask).sum() / mask.sum()
+    sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
+    return (a - mu) / (sd + 1e-8)
+
+
+def _logprobs(policy, rows, shape, value=False):
+    """One forward pass of ``policy`` on the distinct rows: log π(a_t | s_t) of every row
+    (``shape`` (N, T); 0 on rows not needed), the distinct rows' probabilities (for the
+    backward) and, with ``value``, V(s_t) (N, T) (else None)."""
+    if len(rows.seqs) == 0:                                                   # nothing to compute
+        return np.zeros(shape), None, np.zeros(shape) if value else None
+    if value:
+        logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
+    else:
+        logits, values = policy.forward(rows.seqs[:, :-1], **rows.share), None         # (U, T, V)
+    logp, probs = token_logprobs(logits, rows.seqs[:, 1:])                    # (U, T)
+    return rows.expand(logp), probs, None if values is None else rows.expand(values)
+
+
+def _update(policy, opt, b, cfg, rng):
+    """Step 3: μ epochs on the batch ``b``, each one Adam step descending ``_loss`` on each of
+    ``cfg.n_minibatches`` random minibatches (drawn with ``rng``), backpropagated from the rows
+    computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities, the
+    others take the first step's (or, with minibatches, a pass before it). Returns the mean over
+    the steps of ``loss``, ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to
+    train on (RFT: no answer accepted)."""
+    if b.old_logp is None and cfg.n_minibatches > 1 and len(b.mask):
+        b.old_logp = _logprobs(policy, b.rows, b.mask.shape)[0]
+    infos = []
+    for _ in range(cfg.mu if len(b.mask) else 0):
+        for mb in b.minibatches(cfg.n_minibatches, rng):
+            logp, probs, values = _logprobs(policy, mb.rows, mb.mask.shape, value=mb.ret is not None)
+            mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
+            loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfg)
+            if len(mb.rows.seqs):
+                dvalues = None if dvalues is None else mb.rows.reduce(dvalues)
+                policy.backward(token_logprobs_backward(probs, mb.rows.seqs[:, 1:], mb.rows.reduce(dlogp)),
+                                dvalues)
+            else:
+                policy.zero_grad()                                            # a zero gradient
+            opt.step(policy)
+            infos.append({"loss": loss, **info})
+    keys = ["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * (b.ret is not None)
+    return {k: float(np.mean([i[k] for i in infos])) if infos else float("nan") for k in keys}
+
+
+def _loss(logp, old_logp, values, b, cfg):
+    """One update's loss, ``toy.rl.policy_loss`` (+ ``vf_coef`` × PPO's value loss
+    ½ · token-mean (V − R)²), its gradients with respect to ``logp`` and V (N, T) (None without a
+    value loss), and what is recorded of it: ``clip_frac``, ``kl`` (β > 0), ``value_loss``."""
+    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
+    max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
+    loss, dlogp = rl.policy_loss(logp, old_logp, b.adv, b.mask, loss_type, cfg.eps_low, cfg.eps_high,
+                                 cfg.beta, b.ref_logp, max_len)
+    adv = b.adv[:, None] if b.adv.ndim == 1 else b.adv
+    info = {"clip_frac": rl.clip_fraction(np.exp(logp - old_logp), adv, b.mask, cfg.eps_low, cfg.eps_high)}
+    if cfg.beta > 0:
+        info["kl"] = float((rl.kl_k3(b.ref_logp - logp) * b.mask).sum() / b.mask.sum())
+    dvalues = None
+    if b.ret is not None:
+        c = rl.aggregate_weights(b.mask, "dapo")                              # token mean
+        vloss = 0.5 * (c * (values - b.ret) ** 2).sum()
+        loss += cfg.vf_coef * vloss
+        dvalues, info["value_loss"] = cfg.vf_coef * c * (values - b.ret), float(vloss)
+    return loss, dlogp, dvalues, info
+
+
+def _record(ro, reward_fn):
+    """What step 1 sampled: the verifier's accuracy, the answers' format and length, and the
+    shares of groups with no signal (``toy.rl.mixed_groups``), their G rewards all 1 or all 0."""
+    R = ro.reward.reshape(-1, ro.G)                                           # (B, G)
+    flat = ~rl.mixed_groups(R)                                                # (B,) all equal
     n_think = ro.think.sum()
     rec = {
         "accuracy": float(ro.correct.mean()),
@@ -420,9 +488,16 @@ def _record(ro, R, reward_fn):
         "mean_length": float(ro.length.mean()),
         "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
         "teacher_chain_acc": TEACHER_CHAIN_ACC,
-        "all_right": float(np.mean(R.min(axis=1) == 1)),
-        "all_wrong": float(np.mean(R.max(axis=1) == 0)),
+        "all_right": float(np.mean(flat & (R[:, 0] == 1))),
+        "all_wrong": float(np.mean(flat & (R[:, 0] == 0))),
     }
     if reward_fn is not None:
         rec["reward"] = float(ro.reward.mean())
     return rec
+
+
+def _print(step, rec):
+    print(f"step {step:3d}  acc {rec['accuracy']:.3f}  think {rec['think_share']:.3f}  "
+          f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
+          f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
+          f"{rec['time']:.1f}s", flush=True)

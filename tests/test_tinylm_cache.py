@@ -1,0 +1,109 @@
+"""Tests of toy.tinylm.cache: the round trip, rebuilding a bad file, shareable files, an
+unusable cache directory, the cache key (the code training imports, a code change), RL runs."""
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toy.tinylm import cache
+from toy.tinylm import model as M
+from toy.tinylm import train as T
+
+TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
+
+
+def test_cache_roundtrip_and_rebuild(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    m1 = cache.warmup_model(cfg, verbose=False)
+    files = list(tmp_path.glob("tinylm-sft-*.npz"))
+    assert len(files) == 1 and cache.config_hash(cfg) in files[0].name
+    m2 = cache.warmup_model(cfg, verbose=False)              # loaded, identical
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m2.state_dict()[k])
+    data = files[0].read_bytes()
+    files[0].write_bytes(data[: len(data) // 2])             # truncated → rebuilt
+    with pytest.raises(ValueError, match="cannot read"):
+        cache.load_model(files[0])
+    m3 = cache.warmup_model(cfg, verbose=False)
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m3.state_dict()[k])  # deterministic rebuild
+    files[0].write_bytes(b"garbage")                          # corrupt → rebuilt
+    cache.warmup_model(cfg, verbose=False)
+    cache.load_model(files[0])
+    assert not list(tmp_path.glob("*.tmp"))                   # no temp files left behind
+    assert cache.config_hash(cfg) != cache.config_hash(T.SFTConfig(model=TINY, steps=3, batch_size=4))
+
+
+def test_cache_files_are_shareable(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path / "new" / "dir"))   # created on first save
+    cache.warmup_model(T.SFTConfig(model=TINY, steps=2, batch_size=4), verbose=False)
+    (f,) = (tmp_path / "new" / "dir").glob("*.npz")
+    assert f.stat().st_mode & 0o777 == 0o644
+
+
+def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TOY_CACHE_DIR", str(blocker))
+    monkeypatch.setattr(cache, "_memory", {})
+    monkeypatch.setattr(cache, "_warned", set())
+    cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    calls = []
+    real = cache.sft_warmup
+    monkeypatch.setattr(cache, "sft_warmup", lambda c: calls.append(c) or real(c))
+    with pytest.warns(RuntimeWarning, match="not usable"):
+        m1 = cache.warmup_model(cfg, verbose=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # no second warning
+        m2 = cache.warmup_model(cfg, verbose=False)          # from memory, not retrained
+        p, h = cache.cached_train_rl(T.RLConfig(steps=1, n_prompts=2, G=2), sft_cfg=cfg,
+                                     verbose=False)
+        p2, h2 = cache.cached_train_rl(T.RLConfig(steps=1, n_prompts=2, G=2), sft_cfg=cfg,
+                                       verbose=False)
+    assert len(calls) == 1 and blocker.read_text() == "not a directory"
+    for k, v in m1.state_dict().items():
+        np.testing.assert_array_equal(v, m2.state_dict()[k])
+    np.testing.assert_array_equal(h["loss"], h2["loss"])
+
+
+def test_code_files_are_what_training_imports():
+    """The cache key covers every toy module that a fresh interpreter loads for training."""
+    out = subprocess.run([sys.executable, "-c", "import sys, toy.tinylm.train, toy.tinylm.cache; "
+                          "print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items() "
+                          "if n == 'toy' or n.startswith('toy.'))))"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(str(f) for f in cache.code_files()) == sorted(str(Path(f).resolve()) for f in out)
+
+
+def test_code_change_changes_the_cache_key(tmp_path):
+    """A one-line change to the SFT schedule gives another key (so a warm cache cannot hide it)."""
+    src = Path(cache.__file__).resolve().parent.parent
+    shutil.copytree(src, tmp_path / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    script = ("from toy.tinylm import cache, train; print(cache.config_hash(train.SFTConfig()))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    key = lambda: subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    before = key()
+    assert before == cache.config_hash(T.SFTConfig())        # the copy hashes like the original
+    train_py = tmp_path / "toy" / "tinylm" / "train.py"
+    text = train_py.read_text()
+    assert "def _lr_at" in text
+    train_py.write_text(text + "\n_ONE_MORE_LINE = 0.2\n")
+    assert key() != before
+
+
+def test_cached_rl_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    rl_cfg = T.RLConfig(steps=2, n_prompts=2, G=2)
+    p1, h1 = cache.cached_train_rl(rl_cfg, seed=0, sft_cfg=sft_cfg, verbose=False)
+    p2, h2 = cache.cached_train_rl(rl_cfg, seed=0, sft_cfg=sft_cfg, verbose=False)   # from disk
+    np.testing.assert_array_equal(h1["accuracy"], h2["accuracy"])
+    for k, v in p1.state_dict().items():
+        np.testing.assert_array_equal(v, p2.state_dict()[k])
