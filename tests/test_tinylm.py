@@ -360,7 +360,6 @@ def test_padding_only_on_the_left():
 _LM = M.TinyLM(TINY, seed=0)
 _RNG = np.random.default_rng(0)
 _D = np.arange(10)[None] % 10
-_LOGP = np.zeros((2, 3))
 BAD_INPUTS = [
     (task.encode, (5,), {}, "s"),
     (task.encode, ("12x",), {}, "s"),
