@@ -487,20 +487,8 @@ class TinyLM(Module):
         every step; by default ``toy.tinylm.fast.generate`` runs each distinct unfinished
         sequence once instead (the same samples, for less work).
         """
-        prefix = int_array(prefix, "prefix", 0, self.config.vocab_size - 1)
-        if prefix.ndim != 2 or prefix.shape[1] < 1:
-            raise ValueError(f"prefix must have shape (B, T0) with T0 >= 1, got {prefix.shape}")
-        greedy, plain, return_logits = flag(greedy, "greedy"), flag(plain, "plain"), flag(return_logits, "return_logits")
-        if not greedy:
-            real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
-            if rng is None:
-                raise ValueError("rng is required when sampling (greedy=False)")
-            generator(rng)
-        n_repeat = integer(n_repeat, "n_repeat", lo=1)
-        max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1)
-        n = min(int(max_new_tokens), self.config.block_size - prefix.shape[1])
-        if n < 1:
-            raise ValueError(f"max_new_tokens must be >= 1 and fit in block_size, got {max_new_tokens}")
+        prefix, n = self._check_generate(prefix, max_new_tokens, rng, temperature, greedy, return_logits,
+                                         n_repeat, plain)
         if not plain:
             return fast.generate(self, prefix, n, rng, temperature, greedy, return_logits, n_repeat)
         B, T0 = len(prefix) * n_repeat, prefix.shape[1]
@@ -519,6 +507,24 @@ class TinyLM(Module):
                 out = out[:, :t + 1]
                 break
         return (out, all_logits[:, :out.shape[1]]) if return_logits else out
+
+    def _check_generate(self, prefix, max_new_tokens, rng, temperature, greedy, return_logits, n_repeat, plain):
+        """``generate``'s arguments, checked → (prefix (B0, T0), n: the most new tokens that fit)."""
+        prefix = int_array(prefix, "prefix", 0, self.config.vocab_size - 1)
+        if prefix.ndim != 2 or prefix.shape[1] < 1:
+            raise ValueError(f"prefix must have shape (B, T0) with T0 >= 1, got {prefix.shape}")
+        flag(return_logits, "return_logits")
+        flag(plain, "plain")
+        integer(n_repeat, "n_repeat", lo=1)
+        if not flag(greedy, "greedy"):
+            real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
+            if rng is None:
+                raise ValueError("rng is required when sampling (greedy=False)")
+            generator(rng)
+        n = min(integer(max_new_tokens, "max_new_tokens", lo=1), self.config.block_size - prefix.shape[1])
+        if n < 1:
+            raise ValueError(f"max_new_tokens must be >= 1 and fit in block_size, got {max_new_tokens}")
+        return prefix, n
 
 
 def _inverse_cdf(logits, temperature, u):
