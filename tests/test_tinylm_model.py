@@ -14,6 +14,7 @@ from toy.tinylm import model as M
 # a tiny model (~2k parameters) keeps finite differences fast; init_std 0.5 makes every path matter
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 
+
 # ----------------------------------------------------------------------------- gradients
 def _numgrad(f, x, h=1e-6, idx=None):
     """Central finite differences of f() with respect to x (at the entries ``idx``, default all)."""
