@@ -202,6 +202,19 @@ def test_shared_prefix_forward_backward_equal_unshared():
     np.testing.assert_allclose(l4, l3, rtol=1e-12, atol=1e-12)
     for k, g in m.named_grads().items():
         np.testing.assert_allclose(g, g3[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    # without dvalues (GRPO on a model with a value head) the value head's gradient is 0
+    m.forward(seqs, value=True)
+    m.backward(dl, dv)                                       # (a non-zero value-head gradient)
+    m.forward(seqs, shared_prefix=5, group_size=4)
+    m.backward(dl)
+    g5 = {k: v.copy() for k, v in m.named_grads().items()}
+    m.forward(seqs, value=True)
+    m.backward(dl, dv)
+    m.forward(seqs)
+    m.backward(dl)
+    assert not g5["value.w"].any() and not m.named_grads()["value.w"].any()
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g5[k], g, rtol=1e-10, atol=1e-12, err_msg=k)
     bad = seqs.copy()
     bad[1, 2] = (bad[1, 2] + 1) % 15
     with pytest.raises(ValueError, match="share their first"):
