@@ -3,6 +3,7 @@ RL on a right/wrong reward alone, to think before it answers.
 
 - ``toy.tinylm.task``      the task (sum 10 digits, say the units digit), tokenizer, teacher, verifier
 - ``toy.tinylm.model``     the transformer (hand-written backward per layer), KV-cache sampling, Adam
+- ``toy.tinylm.fast``      its speed paths: each GRPO prompt once per group, each distinct answer once
 - ``toy.tinylm.train``     SFT warm-up; RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
 - ``toy.tinylm.cache``     the SFT model cached on disk (``warmup_model()``)
@@ -19,7 +20,7 @@ Typical use::
 
 Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positions).
 Speed, on one core: SFT warm-up ~18 s; 200 GRPO steps (32 prompts × 8 answers) ~15 s
-(see ``toy.tinylm.model`` for how).
+(see ``toy.tinylm.fast`` for how).
 """
 from .cache import cache_dir, cached_train_rl, load_model, save_model, warmup_model
 from .evals import evaluate, pass_at_k_curve, thinking_budget

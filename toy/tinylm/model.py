@@ -5,8 +5,9 @@ transformer is only six kinds of operation: embedding, layer norm, linear, causa
 self-attention, ReLU and softmax cross-entropy. So, as in micrograd, each layer below is a
 small class whose ``forward`` (which keeps what it needs) and ``backward`` (which turns
 dL/d(output) into dL/d(input) and stores dL/d(parameters) in ``self.grads``) sit side by side,
-a few lines each. A reader can check one rule at a time, and ``tests/test_tinylm.py`` checks
-every layer, and the whole loss, against finite differences in float64.
+a few lines each; its sub-layers are attributes. A reader can check one rule at a time, and
+``tests/test_tinylm_model.py`` checks every layer, and the whole loss, against finite
+differences in float64.
 
 The architecture is nanoGPT's, shrunk: learned token and position embeddings, ``n_layer``
 pre-LayerNorm blocks (causal multi-head attention, then a ReLU MLP), a final LayerNorm and a
@@ -17,16 +18,11 @@ Sampling is batched and uses a KV cache: each block's attention appends the new 
 keys and values to a preallocated buffer, so generating one token costs one position's
 forward pass instead of the whole sequence's.
 
-Speed (one GRPO step, 32 prompts × 8 answers, ~70 ms on one core instead of ~260 ms) comes
-from not computing the same thing twice, never from changing the arithmetic:
-
-- ``generate`` runs the model once per *distinct* unfinished sequence: the 8 answers to a
-  prompt share its prefix, and often their first tokens; ended rows leave the batch;
-- training runs each prompt once per group (``forward(..., shared_prefix, group_size)``:
-  the answers attend to their prompt's keys and values) and ``train.DistinctRows`` skips
-  rows whose gradient is zero (advantage 0) and computes repeated answers once;
-- float32 throughout (a numpy float64 *scalar* silently upcasts a float32 array: use Python
-  floats), row means as matrix products, and ``_blas`` keeps freed memory for reuse.
+Training and sampling go faster by not computing the same thing twice (``toy.tinylm.fast``:
+each GRPO prompt once per group, each distinct unfinished answer once); ``forward``,
+``backward`` and ``generate`` below hand those requests over in one line each. The arithmetic
+here is float32 throughout (a numpy float64 *scalar* silently upcasts a float32 array: use
+Python floats), with linear layers as one 2-D matrix product and row means as matrix products.
 """
 import functools
 from dataclasses import dataclass
@@ -36,8 +32,8 @@ import numpy as np
 from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
-__all__ = ["ModelConfig", "TinyLM", "Adam", "log_softmax", "token_logprobs",
-           "token_logprobs_backward"]
+__all__ = ["ModelConfig", "TinyLM", "Adam", "attend", "attend_backward", "log_softmax",
+           "token_logprobs", "token_logprobs_backward"]
 
 
 @dataclass
@@ -60,16 +56,31 @@ class ModelConfig:
 
 # ----------------------------------------------------------------------------- layers
 class Module:
-    """A layer: ``params`` and ``grads`` (same keys) plus named child layers."""
+    """A layer: ``params`` and ``grads`` (dicts with the same keys); its sub-layers are its
+    attributes (a list of layers counts too: ``TinyLM.h`` holds the blocks)."""
 
     def __init__(self):
-        self.params, self.grads, self.children = {}, {}, {}
+        self.params, self.grads = {}, {}
+
+    def layers(self):
+        """(name, sub-layer) in the order they were set; the i-th layer of a list ``h`` is ``h.i``."""
+        for name, v in vars(self).items():
+            if isinstance(v, Module):
+                yield name, v
+            elif isinstance(v, list):
+                yield from ((f"{name}.{i}", m) for i, m in enumerate(v) if isinstance(m, Module))
 
     def named_params(self, prefix=""):
-        for k, v in self.params.items():
+        """(name, layer, key) of every parameter, this layer's first: ``h.0.attn.qkv.w``, ..."""
+        for k in self.params:
             yield prefix + k, self, k
-        for name, child in self.children.items():
-            yield from child.named_params(prefix + name + ".")
+        for name, layer in self.layers():
+            yield from layer.named_params(f"{prefix}{name}.")
+
+    def zero_grad(self):
+        """Set every gradient to 0 (what ``backward`` of a zero loss would give)."""
+        for _, mod, k in self.named_params():
+            mod.grads[k] = np.zeros_like(mod.params[k])
 
 
 class Linear(Module):
@@ -203,83 +214,44 @@ class CausalSelfAttention(Module):
     and values at positions pos..pos+T−1 and attends over positions 0..pos+T−1; that is how
     sampling avoids recomputing the prefix. ``backward`` is only defined after a call without
     a cache (training).
-
-    ``forward(x, share=Share(...))`` is training on groups of sequences that share their first
-    P tokens (GRPO's G answers to one prompt): x holds flat rows (B0·P + B·S, C), first the B0
-    shared prefixes (P positions each), then the B continuations (S positions each), the first
-    ``sizes[0]`` following prefix 0, the next ``sizes[1]`` prefix 1, and so on. Each prefix is
-    computed once; a continuation attends to its prefix's keys and values, then to its own.
     """
 
     def __init__(self, cfg, rng):
         super().__init__()
         C = cfg.n_embd
         self.n_head = cfg.n_head
-        self.children["qkv"] = Linear(C, 3 * C, rng, cfg.init_std)
-        self.children["proj"] = Linear(C, C, rng, cfg.init_std / np.sqrt(2 * cfg.n_layer))
+        self.qkv = Linear(C, 3 * C, rng, cfg.init_std)
+        self.proj = Linear(C, C, rng, cfg.init_std / np.sqrt(2 * cfg.n_layer))
         # (Tmax, Tmax) additive mask: 0 where position t may attend to s ≤ t, −inf above
         self.mask = np.triu(np.full((cfg.block_size, cfg.block_size), -np.inf, np.float32), k=1)
 
-    def _heads(self, qkv):                           # (B, T, 3C) -> q, k, v each (B, nh, T, hs)
-        B, T, C3 = qkv.shape
-        return qkv.reshape(B, T, 3, self.n_head, C3 // (3 * self.n_head)).transpose(2, 0, 3, 1, 4)
-
-    @staticmethod
-    def _merge(y):                                   # (B, nh, T, hs) -> (B·T, C)
-        B, nh, T, hs = y.shape
-        return y.transpose(0, 2, 1, 3).reshape(B * T, nh * hs)
-
-    def forward(self, x, kv=None, pos=0, share=None):    # x: (B, T, C), or flat rows with share
-        qkv = self.children["qkv"].forward(x)        # (..., 3C)
-        if share is not None:
-            return self.children["proj"].forward(self._forward_shared(qkv, share))
+    def forward(self, x, kv=None, pos=0):            # (B, T, C) -> (B, T, C)
         B, T, C = x.shape
-        q, k, v = self._heads(qkv)                   # each (B, nh, T, hs)
+        q, k, v = self.heads(self.qkv.forward(x))    # each (B, nh, T, hs)
         if kv is not None:                           # append to the cache, attend to all of it
             kv["k"][:, :, pos:pos + T] = k
             kv["v"][:, :, pos:pos + T] = v
             k, v = kv["k"][:, :, :pos + T], kv["v"][:, :, :pos + T]          # (B, nh, S, hs)
-        y, saved = attend(q, k, v, self.mask[pos:pos + T, :k.shape[2]])    # (B, nh, T, hs)
-        if kv is None:
-            self.saved = [saved]
-        return self.children["proj"].forward(self._merge(y).reshape(B, T, C))
+        y, self.saved = attend(q, k, v, self.mask[pos:pos + T, :k.shape[2]])    # (B, nh, T, hs)
+        return self.proj.forward(self.merge(y).reshape(B, T, C))
 
-    def _forward_shared(self, qkv, share):           # qkv (B0·P + B·S, 3C) -> y (same rows, C)
-        P, B0, B = share.P, len(share.sizes), share.sizes.sum()
-        qp, kp, vp = self._heads(qkv[:B0 * P].reshape(B0, P, -1))          # (B0, nh, P, hs)
-        qs, ks, vs = self._heads(qkv[B0 * P:].reshape(B, -1, qkv.shape[1]))    # (B, nh, S, hs)
-        S = qs.shape[2]
-        yp, saved_p = attend(qp, kp, vp, self.mask[:P, :P])                # prefixes: causal
-        k = np.concatenate([np.repeat(kp, share.sizes, axis=0), ks], axis=2)   # (B, nh, P+S, hs)
-        v = np.concatenate([np.repeat(vp, share.sizes, axis=0), vs], axis=2)
-        ys, saved_s = attend(qs, k, v, self.mask[P:P + S, :P + S])         # continuations
-        self.saved = [saved_p, saved_s]
-        self.share = share
-        return np.concatenate([self._merge(yp), self._merge(ys)])
+    def backward(self, dy):                          # (B, T, C) -> (B, T, C)
+        B, T, C = dy.shape
+        dy = self.proj.backward(dy)
+        dq, dk, dv = attend_backward(dy.reshape(B, T, self.n_head, -1).transpose(0, 2, 1, 3), self.saved)
+        return self.qkv.backward(self.merge_qkv(dq, dk, dv).reshape(B, T, 3 * C))
 
-    def backward(self, dy):                          # (B, T, C), or flat rows (N, C)
-        dy = self.children["proj"].backward(dy)
-        C = dy.shape[-1]
-        nh, hs = self.n_head, C // self.n_head
-        if len(self.saved) == 1:                     # one batch of whole sequences
-            B, T, _ = dy.shape
-            dq, dk, dv = attend_backward(dy.reshape(B, T, nh, hs).transpose(0, 2, 1, 3), self.saved[0])
-        else:                                        # shared prefixes, then continuations
-            P, B0, starts = self.share.P, len(self.share.sizes), self.share.starts
-            dyp = dy[:B0 * P].reshape(B0, P, nh, hs).transpose(0, 2, 1, 3)   # (B0, nh, P, hs)
-            dys = dy[B0 * P:].reshape(self.share.sizes.sum(), -1, nh, hs).transpose(0, 2, 1, 3)
-            dqp, dkp, dvp = attend_backward(dyp, self.saved[0])
-            dqs, dk, dv = attend_backward(dys, self.saved[1])                 # dk, dv (B, nh, P+S, hs)
-            # a prefix's keys and values served its group's continuations: their gradients add up
-            dkp += np.add.reduceat(dk[:, :, :P], starts, axis=0)
-            dvp += np.add.reduceat(dv[:, :, :P], starts, axis=0)
-            dqkv = np.concatenate([self._merge_qkv(dqp, dkp, dvp),                    # prefix rows
-                                   self._merge_qkv(dqs, dk[:, :, P:], dv[:, :, P:])])  # continuation rows
-            return self.children["qkv"].backward(dqkv)
-        return self.children["qkv"].backward(self._merge_qkv(dq, dk, dv).reshape(B, T, 3 * C))
+    def heads(self, qkv):                            # (B, T, 3C) -> q, k, v each (B, nh, T, hs)
+        B, T, C3 = qkv.shape
+        return qkv.reshape(B, T, 3, self.n_head, C3 // (3 * self.n_head)).transpose(2, 0, 3, 1, 4)
 
     @staticmethod
-    def _merge_qkv(dq, dk, dv):                      # 3 × (B, nh, T, hs) -> (B·T, 3C)
+    def merge(y):                                    # (B, nh, T, hs) -> (B·T, C)
+        B, nh, T, hs = y.shape
+        return y.transpose(0, 2, 1, 3).reshape(B * T, nh * hs)
+
+    @staticmethod
+    def merge_qkv(dq, dk, dv):                       # 3 × (B, nh, T, hs) -> (B·T, 3C)
         B, nh, T, hs = dq.shape
         dqkv = np.empty((B, T, 3, nh, hs), dtype=dq.dtype)
         for i, d in enumerate((dq, dk, dv)):
@@ -292,20 +264,15 @@ class MLP(Module):
 
     def __init__(self, cfg, rng):
         super().__init__()
-        self.children["fc"] = Linear(cfg.n_embd, cfg.mlp_hidden, rng, cfg.init_std)
-        self.children["relu"] = ReLU()
-        self.children["proj"] = Linear(cfg.mlp_hidden, cfg.n_embd, rng,
-                                       cfg.init_std / np.sqrt(2 * cfg.n_layer))
+        self.fc = Linear(cfg.n_embd, cfg.mlp_hidden, rng, cfg.init_std)
+        self.relu = ReLU()
+        self.proj = Linear(cfg.mlp_hidden, cfg.n_embd, rng, cfg.init_std / np.sqrt(2 * cfg.n_layer))
 
     def forward(self, x):
-        for layer in self.children.values():
-            x = layer.forward(x)
-        return x
+        return self.proj.forward(self.relu.forward(self.fc.forward(x)))
 
     def backward(self, dy):
-        for layer in reversed(self.children.values()):
-            dy = layer.backward(dy)
-        return dy
+        return self.fc.backward(self.relu.backward(self.proj.backward(dy)))
 
 
 class Block(Module):
@@ -313,18 +280,16 @@ class Block(Module):
 
     def __init__(self, cfg, rng):
         super().__init__()
-        self.children.update(ln1=LayerNorm(cfg.n_embd), attn=CausalSelfAttention(cfg, rng),
-                             ln2=LayerNorm(cfg.n_embd), mlp=MLP(cfg, rng))
+        self.ln1, self.attn = LayerNorm(cfg.n_embd), CausalSelfAttention(cfg, rng)
+        self.ln2, self.mlp = LayerNorm(cfg.n_embd), MLP(cfg, rng)
 
-    def forward(self, x, kv=None, pos=0, share=None):    # (B, T, C), or flat rows with share
-        c = self.children
-        x = x + c["attn"].forward(c["ln1"].forward(x), kv, pos, share)
-        return x + c["mlp"].forward(c["ln2"].forward(x))
+    def forward(self, x, kv=None, pos=0):            # (B, T, C)
+        x = x + self.attn.forward(self.ln1.forward(x), kv, pos)
+        return x + self.mlp.forward(self.ln2.forward(x))
 
     def backward(self, dy):                          # the residual adds the branch's gradient
-        c = self.children
-        dy = dy + c["ln2"].backward(c["mlp"].backward(dy))
-        return dy + c["ln1"].backward(c["attn"].backward(dy))
+        dy = dy + self.ln2.backward(self.mlp.backward(dy))
+        return dy + self.ln1.backward(self.attn.backward(dy))
 
 
 # ----------------------------------------------------------------------------- log-probs
@@ -363,36 +328,6 @@ def token_logprobs_backward(probs, targets, dlp):
     return dlogits
 
 
-@dataclass
-class Share:
-    """Rows that share a prefix: groups of ``sizes[g]`` consecutive rows start with the same
-    ``P`` tokens (``starts``: each group's first row)."""
-    P: int
-    sizes: np.ndarray                                # (B0,) group sizes, each >= 1, summing to B
-    starts: np.ndarray                               # (B0,) = cumsum(sizes) − sizes
-
-
-def _flat(a, share, grad=False):
-    """(B, T, ...) → flat rows (B0·P + B·(T−P), ...): each group's prefix once, then every
-    row's continuation. With ``grad`` (a gradient with respect to the unflattened array), the
-    copies of a prefix add up instead. ``share=None``: unchanged."""
-    if share is None:
-        return a
-    P = share.P
-    pre = np.add.reduceat(a[:, :P], share.starts, axis=0) if grad else a[share.starts, :P]   # (B0, P, ...)
-    return np.concatenate([pre.reshape(-1, *a.shape[2:]), a[:, P:].reshape(-1, *a.shape[2:])])
-
-
-def _unflat(x, share):
-    """Inverse of ``_flat``: flat rows (B0·P + B·S, ...) → (B, P + S, ...), each prefix
-    repeated for the rows of its group."""
-    if share is None:
-        return x
-    P, B0 = share.P, len(share.sizes)
-    pre = np.repeat(x[:B0 * P].reshape(B0, P, *x.shape[1:]), share.sizes, axis=0)   # (B, P, ...)
-    return np.concatenate([pre, x[B0 * P:].reshape(len(pre), -1, *x.shape[1:])], axis=1)
-
-
 # ----------------------------------------------------------------------------- the model
 class TinyLM(Module):
     """The decoder-only transformer. ``forward(idx)`` → logits (B, T, V); ``backward(dlogits)``
@@ -405,26 +340,24 @@ class TinyLM(Module):
         if cfg.n_embd % cfg.n_head:
             raise ValueError(f"config.n_embd must be divisible by n_head, got {cfg.n_embd} and {cfg.n_head}")
         rng = np.random.default_rng(seed)
-        self.children["wte"] = Embedding(cfg.vocab_size, cfg.n_embd, rng, cfg.init_std)
-        self.children["wpe"] = Embedding(cfg.block_size, cfg.n_embd, rng, cfg.init_std)
-        for i in range(cfg.n_layer):
-            self.children[f"h{i}"] = Block(cfg, rng)
-        self.children["ln_f"] = LayerNorm(cfg.n_embd)
-        self.children["lm_head"] = Linear(cfg.n_embd, cfg.vocab_size, rng, cfg.init_std, bias=False)
+        self.wte = Embedding(cfg.vocab_size, cfg.n_embd, rng, cfg.init_std)   # token embeddings
+        self.wpe = Embedding(cfg.block_size, cfg.n_embd, rng, cfg.init_std)   # position embeddings
+        self.h = [Block(cfg, rng) for _ in range(cfg.n_layer)]
+        self.ln_f = LayerNorm(cfg.n_embd)
+        self.lm_head = Linear(cfg.n_embd, cfg.vocab_size, rng, cfg.init_std, bias=False)
         self.astype(dtype)
 
     # --- parameters
     def add_value_head(self):
         """Add PPO's value head V(s_t) = h_t · w + b (zero-initialised: it first predicts 0)."""
-        if "value" not in self.children:
-            head = Linear(self.config.n_embd, 1, np.random.default_rng(0), 0.0)
-            self.children["value"] = head
+        if not self.has_value_head:
+            self.value = Linear(self.config.n_embd, 1, np.random.default_rng(0), 0.0)
             self.astype(self.dtype)
         return self
 
     @property
     def has_value_head(self):
-        return "value" in self.children
+        return "value" in vars(self)
 
     def state_dict(self):
         """{name: array} of every parameter (copies)."""
@@ -445,11 +378,6 @@ class TinyLM(Module):
             finite(state[name], f"state[{name!r}]")
             mod.params[k] = np.array(state[name], dtype=self.dtype)
         return self
-
-    def zero_grad(self):
-        """Set every gradient to 0 (what ``backward`` of a zero loss would give)."""
-        for _, mod, k in self.named_params():
-            mod.grads[k] = np.zeros_like(mod.params[k])
 
     def named_grads(self):
         """{name: dL/dparam} after ``backward``."""
@@ -477,77 +405,53 @@ class TinyLM(Module):
         """idx (B, T) token ids → logits (B, T, V), or (logits, values (B, T)) if ``value``.
 
         With a KV cache (from ``new_kv_cache``), ``idx`` holds positions pos..pos+T−1.
-
         ``shared_prefix=P, group_size=G`` (training on GRPO groups): rows g·G … g·G+G−1 of
-        ``idx`` start with the same P tokens (one prompt, G answers), so positions 0..P−1 are
-        computed once per group (see ``CausalSelfAttention``). ``group_size`` may also be an
-        array of group sizes (consecutive groups of rows). The result is the same as without
-        sharing, up to float rounding, for about (P/G + T − P)/T of the work."""
+        ``idx`` start with the same P tokens (one prompt, G answers), so ``toy.tinylm.fast``
+        computes positions 0..P−1 once per group: the same result up to float rounding, for
+        about (P/G + T − P)/T of the work. ``group_size`` may also be an array of group sizes."""
+        idx = self._check_idx(idx, pos, value)
+        self.share = fast.shared_rows(idx, shared_prefix, group_size, kv)     # None: nothing to share
+        if self.share is not None:
+            return fast.forward(self, idx, value)
+        T = idx.shape[1]
+        x = self.wte.forward(idx) + self.wpe.forward(np.arange(pos, pos + T)[None])   # (B, T, C)
+        for block, cache in zip(self.h, kv or [None] * len(self.h)):
+            x = block.forward(x, cache, pos)
+        h = self.ln_f.forward(x)
+        logits = self.lm_head.forward(h)             # (B, T, V)
+        return (logits, self.value.forward(h)[..., 0]) if value else logits
+
+    def _check_idx(self, idx, pos, value):
         idx = int_array(idx, "idx", 0, self.config.vocab_size - 1, ndim=2)
         pos, value = integer(pos, "pos", lo=0), flag(value, "value")
-        B, T = idx.shape
-        if T < 1:
+        if idx.shape[1] < 1:
             raise ValueError(f"idx must have at least one position, got shape {idx.shape}")
-        if pos + T > self.config.block_size:
-            raise ValueError(f"idx is too long: positions up to {pos + T} > block_size {self.config.block_size}")
-        share = self.share = self._share(idx, shared_prefix, group_size, kv)   # None or a Share
-        c = self.children
-        if share is None:
-            x = c["wte"].forward(idx) + c["wpe"].forward(np.arange(pos, pos + T)[None])   # (B, T, C)
-        else:                                        # flat rows (B0·P + B·(T−P), C)
-            positions = np.broadcast_to(np.arange(T), (B, T))
-            x = c["wte"].forward(_flat(idx, share)) + c["wpe"].forward(_flat(positions, share))
-        for i in range(self.config.n_layer):
-            x = c[f"h{i}"].forward(x, None if kv is None else kv[i], pos, share)
-        h = c["ln_f"].forward(x)                     # (B, T, C) or flat rows
-        logits = _unflat(c["lm_head"].forward(h), share)    # (B, T, V)
-        if not value:
-            return logits
-        if not self.has_value_head:
+        if pos + idx.shape[1] > self.config.block_size:
+            raise ValueError(f"idx is too long: positions up to {pos + idx.shape[1]} > block_size {self.config.block_size}")
+        if value and not self.has_value_head:
             raise ValueError("value=True needs a value head: call model.add_value_head() first")
-        return logits, _unflat(c["value"].forward(h), share)[..., 0]   # (B, T)
-
-    @staticmethod
-    def _share(idx, P, G, kv):
-        """Validate ``shared_prefix``/``group_size`` → None (no sharing) or a ``Share``."""
-        B, T = idx.shape
-        sizes = np.full(B // G, G) if np.ndim(G) == 0 and int(G) == G and G >= 1 and B % G == 0 else np.asarray(G)
-        if (int(P) != P or not 0 <= P < T or sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer)
-                or np.any(sizes < 1) or sizes.sum() != B):
-            raise ValueError(f"need 0 <= shared_prefix < T = {T} and group_size dividing B = {B} (or group "
-                             f"sizes >= 1 summing to B), got {P} and {G}")
-        if P == 0 or (sizes == 1).all():
-            return None
-        if kv is not None:
-            raise ValueError("shared_prefix is for training: it cannot be used with a KV cache")
-        share = Share(int(P), sizes, np.cumsum(sizes) - sizes)
-        if not (idx[:, :P] == np.repeat(idx[share.starts, :P], sizes, axis=0)).all():
-            raise ValueError(f"the rows of each group must share their first {P} tokens")
-        return share
+        return idx
 
     def backward(self, dlogits, dvalues=None):
         """Backpropagate dL/dlogits (B, T, V) (and dL/dvalues (B, T)) through the last
         training ``forward``; gradients land in ``named_grads()``."""
         if not hasattr(self, "share"):
             raise ValueError("backward needs a training forward first (model.forward(idx))")
-        dlogits = finite(dlogits, "dlogits", ndim=3)
+        dlogits = finite(dlogits, "dlogits", ndim=3).astype(self.dtype, copy=False)
         if dvalues is not None:
-            dvalues = finite(dvalues, "dvalues", ndim=2)
-        c, share = self.children, self.share
-        dh = c["lm_head"].backward(_flat(dlogits.astype(self.dtype, copy=False), share, grad=True))
+            dvalues = finite(dvalues, "dvalues", ndim=2).astype(self.dtype, copy=False)
+        if self.share is not None:
+            return fast.backward(self, dlogits, dvalues)
+        dh = self.lm_head.backward(dlogits)
         if dvalues is not None:
-            dv = _flat(dvalues.astype(self.dtype, copy=False)[..., None], share, grad=True)
-            dh = dh + c["value"].backward(dv)
+            dh = dh + self.value.backward(dvalues[..., None])
         elif self.has_value_head:
-            c["value"].grads = {k: np.zeros_like(v) for k, v in c["value"].params.items()}
-        dx = c["ln_f"].backward(dh)
-        for i in reversed(range(self.config.n_layer)):
-            dx = c[f"h{i}"].backward(dx)
-        if share is None:
-            c["wpe"].backward(dx.sum(axis=0, keepdims=True))   # the same positions in every row
-        else:
-            c["wpe"].backward(dx)
-        c["wte"].backward(dx)
+            self.value.zero_grad()
+        dx = self.ln_f.backward(dh)
+        for block in reversed(self.h):
+            dx = block.backward(dx)
+        self.wpe.backward(dx.sum(axis=0, keepdims=True))   # the same positions in every row
+        self.wte.backward(dx)
 
     # --- using the model
     def logprobs(self, seqs, shared_prefix=0, group_size=1):
@@ -570,78 +474,57 @@ class TinyLM(Module):
                 for _ in range(cfg.n_layer)]
 
     def generate(self, prefix, max_new_tokens, rng=None, temperature=1.0, greedy=False,
-                 use_cache=True, return_logits=False, n_repeat=1):
+                 return_logits=False, n_repeat=1, plain=False):
         """Continue each row of ``prefix`` (B0, T0) by up to ``max_new_tokens`` tokens,
         ``n_repeat`` times per row (rows i·n_repeat … (i+1)·n_repeat − 1 of the output continue
         prefix row i; the prefix is run once and its KV cache copied), so B = B0 · n_repeat.
 
-        Samples from softmax(logits / temperature) with ``rng`` (or takes the argmax if
-        ``greedy``); a row stops at ``$`` and is padded with ``$`` after it. Returns the new
-        tokens (B, n) with n ≤ max_new_tokens (generation stops once every row has ended), and
-        with ``return_logits`` also the logits (B, n, V) each token was drawn from (0 once a
-        row has ended). The model runs once per distinct unfinished sequence (rows that have
-        drawn the same tokens so far share the work; ended rows leave the batch), and each step
-        draws one uniform per row, ended or not, so the samples do not depend on this saving.
-        ``use_cache=False`` recomputes the whole prefix at every step (slow; for the tests).
+        Samples from softmax(logits / temperature) with ``rng``, one uniform per row and step
+        (or takes the argmax if ``greedy``); a row stops at ``$`` and is padded with ``$`` after
+        it. Returns the new tokens (B, n) with n ≤ max_new_tokens (generation stops once every
+        row has ended), and with ``return_logits`` also the logits (B, n, V) each token was
+        drawn from (0 once a row has ended). ``plain=True`` runs the loop below, every row at
+        every step; by default ``toy.tinylm.fast.generate`` runs each distinct unfinished
+        sequence once instead (the same samples, for less work).
         """
+        prefix, n = self._check_generate(prefix, max_new_tokens, rng, temperature, greedy, return_logits,
+                                         n_repeat, plain)
+        if not plain:
+            return fast.generate(self, prefix, n, rng, temperature, greedy, return_logits, n_repeat)
+        B, T0 = len(prefix) * n_repeat, prefix.shape[1]
+        kv = self.new_kv_cache(len(prefix))
+        logits = np.repeat(self.forward(prefix, kv=kv)[:, -1], n_repeat, axis=0)     # (B, V)
+        kv = [{name: np.repeat(buf, n_repeat, axis=0) for name, buf in c.items()} for c in kv]
+        out, done = np.full((B, n), EOS, dtype=np.int64), np.zeros(B, bool)
+        all_logits = np.zeros((B, n, self.config.vocab_size), self.dtype)
+        for t in range(n):
+            if t:                                    # the last token in, at position T0 + t − 1
+                logits = self.forward(out[:, t - 1:t], kv=kv, pos=T0 + t - 1)[:, -1]
+            tok = logits.argmax(axis=-1) if greedy else _inverse_cdf(logits, temperature, rng.random((B, 1)))
+            out[~done, t], all_logits[~done, t] = tok[~done], logits[~done]
+            done |= out[:, t] == EOS
+            if done.all():
+                out = out[:, :t + 1]
+                break
+        return (out, all_logits[:, :out.shape[1]]) if return_logits else out
+
+    def _check_generate(self, prefix, max_new_tokens, rng, temperature, greedy, return_logits, n_repeat, plain):
+        """``generate``'s arguments, checked → (prefix (B0, T0), n: the most new tokens that fit)."""
         prefix = int_array(prefix, "prefix", 0, self.config.vocab_size - 1)
         if prefix.ndim != 2 or prefix.shape[1] < 1:
             raise ValueError(f"prefix must have shape (B, T0) with T0 >= 1, got {prefix.shape}")
-        greedy, use_cache = flag(greedy, "greedy"), flag(use_cache, "use_cache")
-        return_logits = flag(return_logits, "return_logits")
-        if not greedy:
+        flag(return_logits, "return_logits")
+        flag(plain, "plain")
+        integer(n_repeat, "n_repeat", lo=1)
+        if not flag(greedy, "greedy"):
             real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
             if rng is None:
                 raise ValueError("rng is required when sampling (greedy=False)")
             generator(rng)
-        n_repeat = integer(n_repeat, "n_repeat", lo=1)
-        max_new_tokens = integer(max_new_tokens, "max_new_tokens", lo=1)
-        B, T0 = len(prefix) * n_repeat, prefix.shape[1]
-        n = min(int(max_new_tokens), self.config.block_size - T0)
+        n = min(integer(max_new_tokens, "max_new_tokens", lo=1), self.config.block_size - prefix.shape[1])
         if n < 1:
             raise ValueError(f"max_new_tokens must be >= 1 and fit in block_size, got {max_new_tokens}")
-        out = np.full((B, n), EOS, dtype=np.int64)
-        V = self.config.vocab_size
-        all_logits = np.zeros((B, n, V), self.dtype) if return_logits else None
-        # The batch holds each *distinct* unfinished sequence once: rows that continue the same
-        # prefix and have drawn the same tokens so far (the G answers to one prompt often agree
-        # for a while) share a batch row, and rows that have ended leave the batch.
-        # owner[r] is row r's batch row (−1 once it has ended).
-        owner = np.repeat(np.arange(len(prefix)), n_repeat)                  # (B,)
-        if use_cache:
-            kv = self.new_kv_cache(len(prefix))
-            logits = self.forward(prefix, kv=kv)[:, -1]                      # (B0, V)
-        else:
-            seqs = prefix                                                    # the batch's sequences
-            logits = self.forward(seqs)[:, -1]
-        for t in range(n):
-            live = np.flatnonzero(owner >= 0)                                # the rows still writing
-            if greedy:
-                tok = logits.argmax(axis=-1)[owner[live]]
-            else:
-                u = rng.random((B, 1))[live]                                 # one uniform per row, ended or not
-                tok = _inverse_cdf(logits[owner[live]], temperature, u)
-            out[live, t] = tok
-            if return_logits:
-                all_logits[live, t] = logits[owner[live]]
-            owner[live[tok == EOS]] = -1
-            if t == n - 1 or (owner < 0).all():
-                out = out[:, :t + 1]
-                break
-            live, tok = live[tok != EOS], tok[tok != EOS]
-            # the next batch: one row per distinct (batch row, token) pair
-            pairs, owner[live] = np.unique(owner[live] * V + tok, return_inverse=True)
-            parent, nxt = pairs // V, pairs % V                              # (U,) each
-            if use_cache:
-                if len(parent) != len(logits) or (parent != np.arange(len(parent))).any():
-                    kv = [{name: buf[parent] for name, buf in c.items()} for c in kv]
-                logits = self.forward(nxt[:, None], kv=kv, pos=T0 + t)[:, -1]
-            else:
-                seqs = np.concatenate([seqs[parent], nxt[:, None]], axis=1)
-                logits = self.forward(seqs)[:, -1]
-        if return_logits:
-            return out, all_logits[:, :out.shape[1]]
-        return out
+        return prefix, n
 
 
 def _inverse_cdf(logits, temperature, u):
@@ -693,3 +576,6 @@ class Adam:
             mhat = self.m[name] / (1 - b1 ** self.t)
             vhat = self.v[name] / (1 - b2 ** self.t)
             mod.params[k] = (mod.params[k] - lr * mhat / (np.sqrt(vhat) + self.eps)).astype(model.dtype)
+
+
+from . import fast  # noqa: E402  (the speed paths build on the layers above)

@@ -1,13 +1,14 @@
-"""Tests of toy.tinylm's model: every layer's backward against finite differences, the whole
-loss's gradient, KV-cache sampling, the speed-ups against the plain paths. (The task, training,
-evaluation and cache tests are in tests/test_tinylm_task.py, _train.py, _evals.py, _cache.py.)"""
+"""Tests of toy.tinylm.model and toy.tinylm.fast: every layer's backward and the whole loss's
+gradient against finite differences, KV-cache sampling against recomputing every step, and
+each speed path of toy.tinylm.fast against the plain path it replaces."""
 import re
 
 import numpy as np
 import pytest
 
 from toy import rl
-from toy.tinylm import task
+from toy.prob import sample_categorical
+from toy.tinylm import fast, task
 from toy.tinylm import model as M
 
 # a tiny model (~2k parameters) keeps finite differences fast; init_std 0.5 makes every path matter
@@ -73,7 +74,7 @@ def test_whole_loss_gradient():
     the whole model, against finite differences in float64."""
     rng = np.random.default_rng(0)
     m = M.TinyLM(TINY, seed=1, dtype=np.float64).add_value_head()
-    m.children["value"].params["w"] = rng.normal(size=(TINY.n_embd, 1))
+    m.value.params["w"] = rng.normal(size=(TINY.n_embd, 1))
     seqs = rng.integers(0, 15, size=(4, 9))
     mask = (rng.random((4, 8)) < 0.7).astype(float)
     mask[:, -1] = 1
@@ -101,24 +102,53 @@ def test_whole_loss_gradient():
 
 
 # ----------------------------------------------------------------------------- sampling
-def test_kv_cache_sampling_equals_no_cache():
+def _recompute_every_step(m, prompts, n, rng=None, temperature=1.0, greedy=False, n_repeat=1):
+    """The reference sampler: the whole batch through the model at every step, no cache, one
+    uniform per row (toy.prob.sample_categorical). Returns the tokens and their logits."""
+    seqs = np.repeat(prompts, n_repeat, axis=0)
+    done, toks, logits_seen = np.zeros(len(seqs), bool), [], []
+    for _ in range(n):
+        logits = m.forward(seqs)[:, -1]
+        p = np.exp(((logits - logits.max(axis=-1, keepdims=True)) / temperature).astype(np.float64))
+        nxt = logits.argmax(axis=-1) if greedy else sample_categorical(p / p.sum(axis=-1, keepdims=True), rng)
+        nxt = np.where(done, task.EOS, nxt)
+        logits_seen.append(np.where(done[:, None], 0, logits))
+        done |= nxt == task.EOS
+        toks.append(nxt)
+        seqs = np.concatenate([seqs, nxt[:, None]], axis=1)
+        if done.all():
+            break
+    return np.stack(toks, axis=1), np.stack(logits_seen, axis=1)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_generate_equals_recomputing_every_step(plain):
+    """KV-cache sampling, the plain loop and fast.generate (each distinct unfinished sequence
+    once, ended rows out of the batch) alike, draws the samples of the reference that runs the
+    whole batch through the model at every step, from its logits up to float rounding."""
     m = M.TinyLM(TINY, seed=3)
-    digits, prompts = task.make_prompts(16, np.random.default_rng(0))
-    a, la = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True)
-    b, lb = m.generate(prompts, 16, np.random.default_rng(7), use_cache=False, return_logits=True)
-    np.testing.assert_array_equal(a, b)
-    np.testing.assert_allclose(la, lb, rtol=1e-4, atol=1e-5)
-    # the cached logits are the full forward's logits at the same positions
-    full = m.forward(np.concatenate([prompts, a], axis=1))[:, prompts.shape[1] - 1:-1]
-    live = np.cumsum(np.concatenate([np.zeros((16, 1), bool), a[:, :-1] == task.EOS], 1), 1) == 0
-    np.testing.assert_allclose(la[live], full[live], rtol=1e-4, atol=1e-5)
-    r1 = m.generate(prompts[:4], 16, np.random.default_rng(5), n_repeat=3)   # prefix run once
-    r2 = m.generate(prompts[:4], 16, np.random.default_rng(5), n_repeat=3, use_cache=False)
-    np.testing.assert_array_equal(r1, r2)
-    assert r1.shape[0] == 12
-    g1 = m.generate(prompts, 16, greedy=True)
-    g2 = m.generate(prompts, 16, greedy=True, use_cache=False)
-    np.testing.assert_array_equal(g1, g2)
+    _, prompts = task.make_prompts(6, np.random.default_rng(0))
+    n = m.config.block_size - prompts.shape[1]
+    for kw in ({"temperature": 1.5, "n_repeat": 4}, {"temperature": 0.7}, {"greedy": True, "n_repeat": 2}):
+        rng = lambda: None if kw.get("greedy") else np.random.default_rng(2)  # noqa: E731
+        out, logits = m.generate(prompts, 16, rng(), return_logits=True, plain=plain, **kw)
+        ref, ref_logits = _recompute_every_step(m, prompts, n, rng(), **kw)
+        np.testing.assert_array_equal(out, ref, err_msg=str(kw))
+        np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-5, err_msg=str(kw))
+        if kw.get("n_repeat") == 4:
+            assert len(set((out == task.EOS).argmax(axis=1))) > 1    # rows did end at different steps
+
+
+def test_fast_generate_equals_plain():
+    """fast.generate against the plain KV-cache loop on a larger batch: the same tokens."""
+    m = M.TinyLM(TINY, seed=3)
+    _, prompts = task.make_prompts(16, np.random.default_rng(0))
+    for kw in ({"n_repeat": 3}, {"temperature": 2.0}):
+        a, la = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True, **kw)
+        b, lb = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True, plain=True, **kw)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(la, lb, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(m.generate(prompts, 16, greedy=True), m.generate(prompts, 16, greedy=True, plain=True))
 
 
 def test_generate_pads_after_eos_and_logprobs_shape():
@@ -136,7 +166,7 @@ def test_generate_pads_after_eos_and_logprobs_shape():
         m.generate(prompts, 4)
 
 
-# ----------------------------------------------------------------------------- speed-ups
+# ----------------------------------------------------------------------------- fast.py against the plain path
 def _grouped_seqs(rng, B0=3, G=4, P=5, T=9):
     pre = np.repeat(rng.integers(0, 15, size=(B0, P)), G, axis=0)
     return np.concatenate([pre, rng.integers(0, 15, size=(B0 * G, T - P))], axis=1)
@@ -147,7 +177,7 @@ def test_shared_prefix_forward_backward_equal_unshared():
     values and gradients as the plain forward, in float64 to rounding."""
     rng = np.random.default_rng(0)
     m = M.TinyLM(TINY, seed=1, dtype=np.float64).add_value_head()
-    m.children["value"].params["w"] = rng.normal(size=(TINY.n_embd, 1))
+    m.value.params["w"] = rng.normal(size=(TINY.n_embd, 1))
     seqs = _grouped_seqs(rng)
     dl, dv = rng.normal(size=seqs.shape + (15,)), rng.normal(size=seqs.shape)
     l1, v1 = m.forward(seqs, value=True)
@@ -172,35 +202,25 @@ def test_shared_prefix_forward_backward_equal_unshared():
     np.testing.assert_allclose(l4, l3, rtol=1e-12, atol=1e-12)
     for k, g in m.named_grads().items():
         np.testing.assert_allclose(g, g3[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    # without dvalues (GRPO on a model with a value head) the value head's gradient is 0
+    m.forward(seqs, value=True)
+    m.backward(dl, dv)                                       # (a non-zero value-head gradient)
+    m.forward(seqs, shared_prefix=5, group_size=4)
+    m.backward(dl)
+    g5 = {k: v.copy() for k, v in m.named_grads().items()}
+    m.forward(seqs, value=True)
+    m.backward(dl, dv)
+    m.forward(seqs)
+    m.backward(dl)
+    assert not g5["value.w"].any() and not m.named_grads()["value.w"].any()
+    for k, g in m.named_grads().items():
+        np.testing.assert_allclose(g5[k], g, rtol=1e-10, atol=1e-12, err_msg=k)
     bad = seqs.copy()
     bad[1, 2] = (bad[1, 2] + 1) % 15
     with pytest.raises(ValueError, match="share their first"):
         m.forward(bad, shared_prefix=5, group_size=4)
     with pytest.raises(ValueError, match="group_size"):
         m.forward(seqs, shared_prefix=5, group_size=5)
-
-
-def test_generate_shares_work_without_changing_samples():
-    """generate runs the model once per distinct unfinished sequence (ended rows leave the
-    batch), yet every step still draws one uniform per row: the samples equal those of
-    toy.prob.sample_categorical on the whole batch, every row recomputed (the old loop)."""
-    from toy.prob import sample_categorical
-    m = M.TinyLM(TINY, seed=3)
-    _, prompts = task.make_prompts(6, np.random.default_rng(0))
-    out = m.generate(prompts, 16, np.random.default_rng(2), temperature=1.5, n_repeat=4)
-    # the reference: the whole batch every step, without a cache
-    rng, seqs = np.random.default_rng(2), np.repeat(prompts, 4, axis=0)
-    done, ref = np.zeros(len(seqs), bool), []
-    for _ in range(out.shape[1]):
-        logits = m.forward(seqs)[:, -1]
-        p = np.exp(((logits - logits.max(axis=-1, keepdims=True)) / 1.5).astype(np.float64))
-        nxt = np.where(done, task.EOS, sample_categorical(p / p.sum(axis=-1, keepdims=True), rng))
-        done |= nxt == task.EOS
-        ref.append(nxt)
-        seqs = np.concatenate([seqs, nxt[:, None]], axis=1)
-    np.testing.assert_array_equal(out, np.stack(ref, axis=1))
-    ends = (out == task.EOS).argmax(axis=1)
-    assert len(set(ends)) > 1                                # rows did end at different steps
 
 
 def test_float32_stays_float32():
@@ -213,16 +233,51 @@ def test_float32_stays_float32():
         assert logits.dtype == np.float32
         m.backward(rng.normal(size=logits.shape))
         assert all(g.dtype == np.float32 for g in m.named_grads().values())
-    for layer in m.children["h0"].children["attn"].saved[-1]:
+    for layer in m.h[0].attn.saved[-1]:
         assert layer.dtype == np.float32
 
+
+
+def test_flat_rows_hold_each_prefix_once():
+    """fast.flat keeps each group's prefix once (or, for a gradient, their sum); unflat inverts it."""
+    rng = np.random.default_rng(0)
+    sizes = np.array([2, 1, 3])
+    a = rng.normal(size=(6, 4, 2))
+    a[:, :3] = np.repeat(a[[0, 2, 3], :3], sizes, axis=0)    # groups share their first 3 positions
+    share = fast.shared_rows(np.zeros((6, 4), int), 3, sizes)
+    x = fast.flat(a, share)
+    assert x.shape == (3 * 3 + 6 * 1, 2)
+    np.testing.assert_array_equal(fast.unflat(x, share), a)
+    g = fast.flat(a, share, grad=True)
+    np.testing.assert_array_equal(g[3:6], a[2, :3])              # a group of 1: its own rows
+    np.testing.assert_allclose(g[6:9], a[3:6, :3].sum(axis=0))  # a group of 3: the sum of its copies
+    np.testing.assert_array_equal(g[9:], a[:, 3])
+    assert fast.shared_rows(np.zeros((6, 4), int), 0, 2) is None        # nothing shared: the plain path
+    assert fast.shared_rows(np.zeros((6, 4), int), 3, 1) is None
+
+
+def test_parameters_are_named_after_the_layers():
+    """Sub-layers are attributes: the parameter names follow them, in the order of the
+    forward pass (Adam and the disk cache rely on names and order)."""
+    m = M.TinyLM()
+    names = [name for name, _, _ in m.named_params()]
+    block = ["ln1.g", "ln1.b", "attn.qkv.w", "attn.qkv.b", "attn.proj.w", "attn.proj.b",
+             "ln2.g", "ln2.b", "mlp.fc.w", "mlp.fc.b", "mlp.proj.w", "mlp.proj.b"]
+    assert names == (["wte.w", "wpe.w"] + [f"h.{i}.{n}" for i in range(2) for n in block]
+                     + ["ln_f.g", "ln_f.b", "lm_head.w"])
+    # by hand: embeddings 15·64 + 27·64; per block 2·128 (LN) + 64·192 + 192 + 64·64 + 64
+    # + 64·128 + 128 + 128·64 + 64; final LN 128; head 64·15
+    assert m.n_params() == 960 + 1728 + 2 * (256 + 12480 + 4160 + 8320 + 8256) + 128 + 960 == 70_720
+    state = m.add_value_head().state_dict()
+    assert list(state)[-2:] == ["value.w", "value.b"]
+    for k, v in M.TinyLM().load_state_dict(state).state_dict().items():
+        np.testing.assert_array_equal(v, state[k], err_msg=k)
 
 # ------------------------------------------------------------------ bad input, one table
 # (function, args, kwargs, the argument the ValueError's message must start with)
 _LM = M.TinyLM(TINY, seed=0)
 _RNG = np.random.default_rng(0)
 _L3 = np.zeros((1, 2, len(task.VOCAB)))
-_LOGP = np.zeros((2, 3))
 BAD_INPUTS = [
     (M.ModelConfig, (), {"n_head": 3}, "n_embd"),
     (M.ModelConfig, (), {"n_layer": 0}, "n_layer"),
@@ -252,6 +307,7 @@ BAD_INPUTS = [
     (_LM.generate, ([[1, 2]], 0, _RNG), {}, "max_new_tokens"),
     (_LM.generate, ([[1, 2]], 3, _RNG), {"n_repeat": 0}, "n_repeat"),
     (_LM.generate, ([[1, 2]], 3, _RNG), {"greedy": "no"}, "greedy"),
+    (_LM.generate, ([[1, 2]], 3, _RNG), {"plain": 1}, "plain"),
     (_LM.generate, ([[1, 99]], 3, _RNG), {}, "prefix"),
     (_LM.generate, ([1, 2], 3, _RNG), {}, "prefix"),
     (M.Adam, (-1,), {}, "lr"),
