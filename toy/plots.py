@@ -370,6 +370,7 @@ def race(games, J_by_method, games_rest, J_rest, J_exact, styles=None):
     ax.plot(games / 1000, J_exact, "k-", lw=1.3, label="exact gradient ascent (no sampling)")
     best_possible(ax)
     ax.legend(loc="lower right", ncol=2, fontsize=7.5)
+    return fig
 
 
 # ==== Part II
