@@ -138,6 +138,116 @@ def test_figure_sizes():
         matplotlib.pyplot.close(fig)
 
 
+# ------------------------------------------------------------------ Part III's figures and slider frames
+def test_clip_objective_draws_the_objective_and_its_slope():
+    draw = plots.clip_objective(advantages=(2.0, -1.0))
+    fig = draw(0.5)
+    for a in fig.axes:
+        band, = a.patches
+        np.testing.assert_allclose([band.get_x(), band.get_x() + band.get_width()], [0.5, 1.5])
+    assert draw(0.2) is fig                                           # one figure, redrawn
+    left, right = fig.axes
+    solid = [l for l in left.lines if l.get_linestyle() == "-"]
+    for line, slope, A in zip(solid, right.lines, (2.0, -1.0)):
+        rho, J = line.get_data()
+        np.testing.assert_array_equal(J, np.minimum(rho * A, np.clip(rho, 0.8, 1.2) * A))
+        rho, dJ = slope.get_data()
+        clipped = (rho > 1.2) if A > 0 else (rho < 0.8)                # where the min is the flat term
+        np.testing.assert_array_equal(dJ, np.where(clipped, 0.0, A))
+    for a in (left, right):
+        band, = a.patches
+        np.testing.assert_allclose([band.get_x(), band.get_x() + band.get_width()], [0.8, 1.2])
+    assert "ε = 0.2 " in left.get_title()
+    assert [t.get_text() for t in left.get_legend().get_texts()] == ["A = +2", "A = -1"]
+    matplotlib.pyplot.close(fig)
+
+
+def test_mean_se_band_is_the_mean_and_standard_error_over_seeds(ax):
+    v = np.array([[1.0, 2.0, np.nan], [3.0, 6.0, 4.0], [2.0, 1.0, 8.0]])    # (seeds, steps)
+    line = plots.mean_se_band(ax, [0, 1, 2], v, n_se=2, color="C3", label="run")
+    for t in range(3):                                                    # naive loop, NaN left out
+        col = [x for x in v[:, t] if not math.isnan(x)]
+        m = sum(col) / len(col)
+        se = math.sqrt(sum((x - m) ** 2 for x in col) / (len(col) - 1)) / math.sqrt(3)
+        assert line.get_ydata()[t] == pytest.approx(m)
+        band = ax.collections[0].get_paths()[0].vertices[:, 1]
+        assert band.min() <= m - 2 * se + 1e-12 and np.any(np.isclose(band, m + 2 * se))
+    assert line.get_label() == "run" and line.get_color() == "C3"
+    line_runs = plots.mean_se_band(ax, [0, 1, 2], v.T, axis=-1)           # runs on the last axis
+    np.testing.assert_allclose(line_runs.get_ydata(), line.get_ydata())
+
+
+def _line_named(ax, label):
+    return next(l for l in ax.lines if l.get_label() == label)
+
+
+def test_proxy_vs_accuracy_averages_each_seed_over_the_window():
+    rng = np.random.default_rng(0)
+    curves = {"a": {"proxy": rng.random((4, 12)), "accuracy": rng.random((4, 12))},
+              "b": {"proxy": rng.random((4, 12)), "accuracy": rng.random((4, 12))}}
+    draw = plots.proxy_vs_accuracy(curves, window=3)
+    fig = draw(2)
+    assert draw(10) is fig
+    dots = fig.axes[0].collections
+    for run, d in zip(curves, dots):
+        for seed, (px, acc) in enumerate(d.get_offsets()):
+            assert px == pytest.approx(sum(curves[run]["proxy"][seed, t] for t in (8, 9, 10)) / 3)
+            assert acc == pytest.approx(sum(curves[run]["accuracy"][seed, t] for t in (8, 9, 10)) / 3)
+    assert fig.axes[0].get_title().startswith("Steps 8–10")
+    draw(0)
+    np.testing.assert_allclose(dots[0].get_offsets()[:, 0], curves["a"]["proxy"][:, 0])
+    matplotlib.pyplot.close(fig)
+
+
+def test_estimator_bars_show_the_scale_and_the_rescaled_variance():
+    names = ["x", "y"]
+    scale, variance = {2: [0.5, 1.0], 8: [0.875, 2.0]}, {2: [1.0, 3.0], 8: [0.5, 8.0]}
+    draw = plots.estimator_bars(names, scale, variance)
+    fig = draw(2)
+    assert draw(8) is fig
+    ax1, ax2 = fig.axes
+    assert [b.get_width() for b in ax1.patches] == [0.875, 2.0]
+    assert [b.get_width() for b in ax2.patches] == pytest.approx([0.5 / 0.875 ** 2, 8.0 / 4.0])
+    assert list(ax1.lines[1].get_xdata()) == [7 / 8, 7 / 8]                # (G − 1)/G, dotted
+    assert ax2.get_xlim()[1] == pytest.approx(1.05 * 4.0)                  # the widest bar of any G: 1/0.5²
+    assert "G = 8" in ax1.get_title()
+    matplotlib.pyplot.close(fig)
+
+
+def test_stacked_barh_stacks_the_columns_and_writes_the_totals(ax):
+    df = pd.DataFrame({"p": [10.0, 20.0], "q": [5.0, 0.0]}, index=["one", "two"])
+    plots.stacked_barh(ax, df, xlim=(0, 100), fmt="{:.0f} GB")
+    bars = ax.patches
+    assert [(b.get_x(), b.get_width()) for b in bars] == [(0, 10), (0, 20), (10, 5), (20, 0)]
+    assert [(t.get_text(), t.get_position()[0]) for t in ax.texts] == [("15 GB", 16.0), ("20 GB", 21.0)]
+
+
+def test_sigma_loudness_draws_the_relative_steps_and_their_ratio():
+    p = np.array([0.1, 0.5, 0.9])
+    relative = {4: {"grpo": np.array([2.0, 1.0, 2.0]), "dr_grpo": np.array([0.5, 1.0, 0.5])},
+                8: {"grpo": np.array([3.0, 1.0, 3.0]), "dr_grpo": np.array([1.0, 1.0, 1.0])}}
+    large_G = {"grpo": np.array([0.6, 1.0, 0.6]), "dr_grpo": np.array([0.36, 1.0, 0.36])}
+    draw = plots.sigma_loudness(p, relative, large_G)
+    fig = draw(8)
+    assert draw(4) is fig
+    ax1, ax2 = fig.axes
+    np.testing.assert_array_equal(_line_named(ax1, "GRPO (÷σ)").get_ydata(), [2.0, 1.0, 2.0])
+    np.testing.assert_array_equal(_line_named(ax1, "Dr. GRPO (no ÷σ)").get_ydata(), [0.5, 1.0, 0.5])
+    np.testing.assert_array_equal(_line_named(ax2, "the G of the slider").get_ydata(), [4.0, 1.0, 4.0])
+    np.testing.assert_allclose(_line_named(ax2, "large-G limit").get_ydata(), [0.6 / 0.36, 1.0, 0.6 / 0.36])
+    assert "G = 4" in ax1.get_title()
+    matplotlib.pyplot.close(fig)
+
+
+def test_length_curves_draw_right_and_wrong_lengths_per_run_set(ax):
+    runs = {"A": {"len_right": np.array([[8.0, 8.0], [6.0, 4.0]]), "len_wrong": np.array([[8.0, 8.0], [9.0, 11.0]])}}
+    plots.length_curves(ax, [0, 1], runs, "t", start=1)
+    np.testing.assert_array_equal(_line_named(ax, "A: right answers").get_ydata(), [8.0, 5.0])
+    np.testing.assert_array_equal(_line_named(ax, "A: wrong answers").get_ydata(), [8.0, 10.0])
+    assert _line_named(ax, "A: wrong answers").get_linestyle() == "--"
+    assert list(ax.lines[-1].get_xdata()) == [1, 1]
+
+
 # ------------------------------------------------------------------ bad input, one table
 _FIG, _AX = plots.figure()
 _DF = pd.DataFrame({"a": [1.0, -2.0]})
@@ -171,6 +281,23 @@ BAD_INPUTS = [
     (widgets.slider, (lambda v: _FIG, [1, 2]), {"default": 3}, "default"),
     (widgets.slider, ("draw", [1, 2]), {}, "draw"),
     (show, ("not a function",), {}, "obj"),
+    (plots.clip_objective, (), {"advantages": []}, "advantages"),
+    (plots.mean_se_band, ("ax", [0], [[1.0]]), {}, "ax"),
+    (plots.mean_se_band, (_AX, [0], [[np.inf]]), {}, "values"),
+    (plots.mean_se_band, (_AX, [0], [["a"]]), {}, "values"),
+    (plots.mean_se_band, (_AX, [0, 1], np.ones((3, 2))), {"axis": 2}, "axis"),
+    (plots.mean_se_band, (_AX, [0, 1, 2], np.ones((3, 2))), {}, "x"),
+    (plots.mean_se_band, (_AX, [0, 1], np.ones((3, 2))), {"n_se": -1}, "n_se"),
+    (plots.proxy_vs_accuracy, ([],), {}, "curves"),
+    (plots.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3))}},), {}, "curves"),
+    (plots.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3)), "accuracy": np.ones((2, 3))}},), {"window": 0}, "window"),
+    (plots.estimator_bars, (["x"], {2: [1.0, 2.0]}, {2: [1.0]}), {}, "scale"),
+    (plots.estimator_bars, (["x"], {2: [1.0]}, {4: [1.0]}), {}, "variance"),
+    (plots.stacked_barh, (_AX, {"a": [1]}, (0, 1)), {}, "df"),
+    (plots.stacked_barh, (_AX, _DF, 10), {}, "xlim"),
+    (plots.sigma_loudness, ([0.5], {}, {"grpo": [1.0]}), {}, "large_G"),
+    (plots.sigma_loudness, ([0.5], {2: {"grpo": [1.0]}}, {"grpo": [1.0], "dr_grpo": [1.0]}), {}, "relative"),
+    (plots.length_curves, (_AX, [0], [], "t"), {}, "runs"),
 ]
 
 

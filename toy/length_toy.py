@@ -98,8 +98,7 @@ def score(L, theta, max_len):
 
 def _advantages(rewards, kind):
     flat = rewards.reshape(-1, rewards.shape[-1])                  # (runs · groups, G)
-    adv = rl.grpo_advantages(flat) if kind == "grpo" else rl.dr_grpo_advantages(flat)
-    return adv.reshape(rewards.shape)
+    return rl.advantages(flat, kind).reshape(rewards.shape)
 
 
 def train(cfg=None, seed=0):
@@ -152,7 +151,8 @@ def expected_length_gradient(cfg, theta=None):
     e_adv_right = (pk[:, None] * adv * rewards).sum() / (G * cfg.p_correct)       # E[A | right]
     e_adv_wrong = (pk[:, None] * adv * (1 - rewards)).sum() / (G * (1 - cfg.p_correct))
     L = np.arange(Lmax + 1)
-    w = 1.0 / (N * (L + 1)) if cfg.loss_type == "grpo" else np.full(L.shape, 1.0 / (N * (Lmax + 1)))
+    every_len = np.broadcast_to(L[:, None, None] >= L, (Lmax + 1, N, Lmax + 1))   # batch l: N answers of l + 1 tokens
+    w = rl.aggregate_weights(every_len.astype(float), cfg.loss_type, max_len=Lmax + 1)[:, 0, 0]   # w(L)
     out = []
     for th, e_adv, share in zip(theta, (e_adv_right, e_adv_wrong), (cfg.p_correct, 1 - cfg.p_correct)):
         q = sigmoid(th)

@@ -1,9 +1,11 @@
 """One slider helper that works in a live kernel *and* in the static book.
 
 ``widgets.slider(draw, values, default=..., name="b")`` takes a function ``draw(value)`` that
-returns a new matplotlib Figure and displays, from the same cell:
+returns a matplotlib Figure and displays, from the same cell:
 
-1. **live**: an ipywidgets slider; moving it calls ``draw`` again (keep it ≤ 0.1 s);
+1. **live**: an ipywidgets slider; moving it calls ``draw`` again (keep it ≤ 0.1 s: build the
+   figure once outside ``draw`` and let ``draw`` update its artists and return it, as the
+   slider helpers of ``toy.plots`` do: a new figure per frame can double its cost);
 2. **static**: a kernel-free scrubber, i.e. an HTML range input over frames precomputed at
    ``values``, starting at ``default`` (so without JavaScript it is the static default figure).
 

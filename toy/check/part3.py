@@ -1,6 +1,8 @@
 """Checkers for Part III's code exercises."""
 import numpy as np
 
+from .. import rl
+from ..prob import log_softmax_table_grad
 from ._core import Case, Result, compare, run_cases
 
 __all__ = ["degenerate_prob"]
@@ -36,7 +38,6 @@ __all__ += ["hard_problem_advantages", "per_token_weights", "kimi_length_reward"
 def hard_problem_advantages(grpo, dr_grpo):
     """Exercise (§4, lecture exercise 3): the advantages of the group with rewards
     [1, 0, 0, 0, 0, 0, 0, 0] under GRPO (÷ the population std) and under Dr. GRPO."""
-    from .. import rl
     r = np.array([1.0] + [0.0] * 7)
     ok = [compare("GRPO's advantages", grpo, rl.grpo_advantages(r), atol=1e-2,
                   hint="(R − mean) / std with the population std √(0.125·0.875) ≈ 0.331 (ddof = 0)"),
@@ -49,9 +50,9 @@ def per_token_weights(fn):
     """Exercise (§4, lecture exercise 4): ``fn(lengths, adv, loss_type, max_len)`` returns the
     weight of each token of each answer in the loss (one number per answer): A_i/|o_i| for
     ``"grpo"``, A_i/max_len for ``"dr_grpo"``."""
-    def ref(lengths, adv, loss_type, max_len):
-        lengths, adv = np.asarray(lengths, float), np.asarray(adv, float)
-        return adv / (lengths if loss_type == "grpo" else max_len)
+    def ref(lengths, adv, loss_type, max_len):                # toy.rl's weights, without the 1/N
+        mask = (np.arange(max_len) < np.asarray(lengths)[:, None]).astype(float)
+        return rl.aggregate_weights(mask, loss_type, max_len)[:, 0] * len(mask) * np.asarray(adv, float)
     grpo_hint = "GRPO averages each answer over its own tokens: every token of answer i gets A_i / |o_i|"
     dr_hint = "Dr. GRPO divides every answer by the same constant, max_len, whatever its length"
     cases = [
@@ -71,7 +72,6 @@ def kimi_length_reward(fn):
     """Exercise (§4, lecture exercise 5): ``fn(lengths, correct)`` returns Kimi k1.5's length
     reward of each answer in one group: λ = 0.5 − (len − min)/(max − min); a right answer gets
     λ, a wrong one min(0, λ); all 0 when every length is equal."""
-    from .. import rl
     wrong_hint = "a wrong answer gets min(0, λ): never a bonus for being short, a penalty for being long"
     cases = [
         Case("lecture: lengths 200, 400, 600, 1000; the first two right",
@@ -95,9 +95,9 @@ def score_vectors(fn):
     """Exercise (§2, lecture exercise 1): ``fn(probs)`` returns the (K, K) matrix whose row z is
     ∇_θ log π_θ(z) = e_z − π for a softmax policy π = softmax(θ) over K answers (so that
     π @ S = E[∇ log π] = 0)."""
-    def ref(p):
-        p = np.asarray(p, dtype=float)
-        return np.eye(len(p)) - p
+    def ref(p):                                               # row z: toy.prob's chain rule for log π(z)
+        K = len(p)
+        return log_softmax_table_grad(np.tile(np.asarray(p, float), (K, 1)), np.arange(K), np.arange(K), np.ones(K))
     hint = "log π(z) = θ_z − log Σ_k exp(θ_k): +1 at z, minus π_k at every k"
     cases = [Case(f"π = {p}", (np.array(p),), ref(p), hint=hint)
              for p in ([0.5, 0.5], [0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.25, 0.15], [1.0, 0.0, 0.0])]
@@ -127,10 +127,7 @@ def clip_objective_grad(fn):
     min(ρA, clip(ρ, 1−ε, 1+ε)A) and its derivative in ρ, elementwise. The lecture's case:
     A = +2, ε = 0.2, ρ = 0.5, 1.0, 1.1, 1.5 → objective 1.0, 2.0, 2.2, 2.4 and gradient 2, 2, 2, 0."""
     def ref(ratio, adv, eps):
-        ratio, adv = np.broadcast_arrays(np.asarray(ratio, float), np.asarray(adv, float))
-        obj = np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)
-        clipped = ((adv > 0) & (ratio > 1 + eps)) | ((adv < 0) & (ratio < 1 - eps))
-        return np.stack([obj, np.where(clipped, 0.0, adv)])
+        return np.stack([rl.clipped_surrogate(ratio, adv, eps), rl.clipped_surrogate_grad(ratio, adv, eps)])
     lecture = (np.array([0.5, 1.0, 1.1, 1.5]), 2.0, 0.2)
     negative = (np.array([0.5, 0.9, 1.0, 1.5]), -2.0, 0.2)
     cases = [Case("the lecture's case: A = +2, ε = 0.2", lecture, ref(*lecture),
