@@ -25,6 +25,16 @@ def _batch(methods, contexts, logp_old):
 
 # --- STaR ---------------------------------------------------------------------------------
 
+
+def _finite_differences(loss, delta, h=1e-6):
+    """Central finite differences of the scalar ``loss(delta)`` at every entry of the (C, K) table."""
+    fd = np.zeros_like(delta)
+    for i in np.ndindex(delta.shape):
+        e = np.zeros_like(delta)
+        e[i] = h
+        fd[i] = (loss(delta + e) - loss(delta - e)) / (2 * h)
+    return fd
+
 def test_sft_on_nothing_is_the_original_model():
     probs = A.make_problems(4, 0)
     s = A.sample(A.Model(), probs, 1, np.random.default_rng(0))
@@ -87,11 +97,7 @@ def test_pg_step_descends_the_loss_by_finite_differences(seed):
         return -sum(adv[i, j] * lp[s.context[i, j, t], s.method[i, j, t]]
                     for i, j, t in np.ndindex(s.context.shape) if s.context[i, j, t] >= 0) / adv.size
 
-    fd = np.zeros((5, 3))
-    for c, k in np.ndindex(5, 3):
-        e = np.zeros((5, 3))
-        e[c, k] = 1e-6
-        fd[c, k] = (loss(model.delta + e) - loss(model.delta - e)) / 2e-6
+    fd = _finite_differences(loss, model.delta)
     before = model.delta.copy()
     T.pg_step(model, s, adv, lr=0.5)
     np.testing.assert_allclose(model.delta, before - 0.5 * fd, atol=1e-7)
@@ -186,11 +192,7 @@ def test_grpo_step_matches_finite_differences():
     adv = rng.normal(size=(4, 3))
     cfg = T.GRPOConfig(beta=0.3, eps_low=0.99, lr=1.0)            # a wide clip range: nothing clipped
     loss = lambda delta: T.grpo_step(A.Model(delta=delta), s, adv, cfg)[0]
-    fd = np.zeros((5, 3))
-    for c, k in np.ndindex(5, 3):
-        e = np.zeros((5, 3))
-        e[c, k] = 1e-6
-        fd[c, k] = (loss(new.delta + e) - loss(new.delta - e)) / 2e-6
+    fd = _finite_differences(loss, new.delta)
     before = new.delta.copy()
     _, _, frac = T.grpo_step(new, s, adv, cfg)
     assert frac == 0

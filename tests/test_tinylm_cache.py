@@ -107,3 +107,24 @@ def test_cached_rl_run(tmp_path, monkeypatch):
     np.testing.assert_array_equal(h1["accuracy"], h2["accuracy"])
     for k, v in p1.state_dict().items():
         np.testing.assert_array_equal(v, p2.state_dict()[k])
+
+
+def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monkeypatch):
+    """cached_train_rl_many trains the missing runs in two processes; each result must equal
+    train_rl run here, in this process, bit for bit (and a run listed twice is trained once)."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    runs = [(T.RLConfig(steps=3, n_prompts=2, G=2), 0), (T.RLConfig(algo="rft", steps=3, n_prompts=2, G=2), 1),
+            (T.RLConfig(steps=3, n_prompts=2, G=2, beta=0.1), 2), (T.RLConfig(steps=3, n_prompts=2, G=2), 0)]
+    got = cache.cached_train_rl_many(runs, sft_cfg=sft_cfg, processes=2)
+    assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 3
+    sft = cache.warmup_model(sft_cfg, verbose=False)
+    for (cfg, seed), (policy, hist) in zip(runs, got):
+        want_policy, want_hist = T.train_rl(sft, cfg, seed=seed)
+        for k, v in want_hist.items():
+            if k != "time":                                   # wall-clock seconds
+                np.testing.assert_array_equal(np.asarray(v, dtype=float), hist[k], err_msg=k)
+        for k, v in want_policy.state_dict().items():
+            np.testing.assert_array_equal(v, policy.state_dict()[k], err_msg=k)
+    with pytest.raises(ValueError, match="^runs"):
+        cache.cached_train_rl_many([("grpo", 0)], sft_cfg=sft_cfg)

@@ -319,7 +319,6 @@ BAD_INPUTS = [
     (M.Adam(1e-3).step, ("model",), {}, "model"),
     (M.Adam(1e-3).step, (_LM,), {"lr": np.nan}, "lr"),
     (M.log_softmax, ([np.nan, 1.0],), {}, "logits"),
-    (M.log_softmax, ([1, 2],), {}, "logits"),
     (M.token_logprobs, (_L3, [[0, 15]]), {}, "targets"),
     (M.token_logprobs, (_L3, [[0]]), {}, "targets"),
     (M.token_logprobs, (_L3[0], [[0, 1]]), {}, "logits"),

@@ -1,20 +1,41 @@
 """toy: the numpy package behind *RL for Reasoning, by Hand*.
 
-Modules (each does one thing):
+Where is GRPO? In ``toy.rl``: every equation of the course and its derivative lives there
+once, and each world below only applies its own chain rule from d loss / d log π to its
+parameters. Every trainer descends a loss, and configs share one vocabulary: ``G`` (samples per
+prompt), ``n_prompts``, ``lr``, ``eps_low``/``eps_high``, ``beta``, ``mu`` (updates per batch),
+``loss_type``, ``steps``.
 
-- ``toy.rl``       the course's equations (advantages, clipping, loss aggregation, KL estimators, ...)
-- ``toy.metrics``  pass@k, maj@k, entropy
-- ``toy.prob``     sigmoid / softmax / sampling helpers
-- ``toy.bandit``   the two-armed bandit of Part I §8
-- ``toy.numsearch``, ``toy.numsearch_train``   Number Search and its trainers (Part I)
-- ``toy.arith``, ``toy.arith_train``, ``toy.arith_variant``   the arithmetic toy LLM (Part II)
-- ``toy.length_toy`` a policy whose answer length never changes its reward (Part III §4)
-- ``toy.tinylm``   the ~70k-parameter thinking model (Part III): task, model, training, evals, cache
-- ``toy.plots``    the book's plotting style and figure helpers
-- ``toy.widgets``  one slider helper that works live (ipywidgets) and static (scrubber)
-- ``toy.check``    exercise checkers: ``toy.check.<exercise>(answer)``
-- ``toy.show``     show a toy function's source in a notebook
-- ``toy.glue``     glue computed numbers for the prose, rounded to what the prose shows
+The equations (``toy.rl``, ``toy.metrics``, ``toy.prob``):
+
+- advantages: ``rl.advantages(rewards, kind)`` (``rft``, ``reinforce``, ``baseline``, ``rloo``,
+  ``grpo``, ``dr_grpo``), with ``grpo_advantages``, ``dr_grpo_advantages``, ``rloo_advantages``;
+  ``reward_to_go``, ``gae``, ``kl_shaped_rewards`` (PPO);
+- the loss: ``rl.policy_loss`` (clipped surrogate + β·k3, aggregated) → (loss, d loss / d log π),
+  built from ``clipped_surrogate`` / ``clipped_surrogate_grad``, ``kl_k3`` / ``kl_k3_grad``,
+  ``aggregate_loss`` / ``aggregate_weights`` (``grpo``, ``dapo``, ``dr_grpo``, ``sum``);
+- groups and rewards: ``mixed_groups``, ``degenerate_fraction``, ``overlong_penalty``,
+  ``kimi_length_reward``; exact expectations: ``softmax_pg_exact``, ``score_function_estimate``,
+  ``enumerate_groups``;
+- ``metrics``: pass@k (``pass_at_k`` from samples, ``pass_at_k_exact`` from p), maj@k, entropy;
+- ``prob``: softmax, sampling, and ``log_softmax_table_grad`` (the chain rule of a tabular policy).
+
+The three worlds (each: an environment or model, and its trainers):
+
+- Part I, Number Search: ``toy.numsearch`` (the game, a tabular policy, exact J and ∇J) and
+  ``toy.numsearch_train`` (SFT, ReST, REINFORCE / baseline / RLOO / GRPO / Dr. GRPO through one
+  ``weighted_logprob_loss``, vectorised over seeds); ``toy.bandit`` (§I.8).
+- Part II, the arithmetic toy LLM: ``toy.arith`` (problems, methods, sampling),
+  ``toy.arith_train`` (STaR, REINFORCE, GRPO/DAPO through ``rl.policy_loss``),
+  ``toy.arith_variant`` (the rare-method world of §II.6).
+- Part III, the thinking model: ``toy.tinylm`` (task, a textbook transformer in ``model`` and its
+  speed paths in ``fast``, SFT and GRPO / Dr. GRPO / RFT / PPO in ``train``, evals, rewards, the
+  disk cache); ``toy.length_toy`` (§III.4's length bias).
+
+The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sliders, live and
+static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
+``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
+to what the prose shows).
 """
 from ._blas import one_blas_thread
 

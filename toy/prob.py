@@ -3,7 +3,7 @@ import numpy as np
 
 from ._check_args import as_array, has_methods, positive, probabilities
 
-__all__ = ["sigmoid", "softmax", "log_softmax", "log_softmax_table_grad", "sample_categorical"]
+__all__ = ["sigmoid", "softmax", "log_softmax", "log_softmax_table_grad", "sample_categorical", "inverse_cdf"]
 
 
 def sigmoid(x):
@@ -14,8 +14,8 @@ def sigmoid(x):
 
 
 def log_softmax(logits, temperature=1.0):
-    r""":math:`\log \mathrm{softmax}(z / T)` along the last axis."""
-    z = as_array(logits, "logits", min_ndim=1) / positive(temperature, "temperature")
+    r""":math:`\log \mathrm{softmax}(z / T)` along the last axis (float32 logits stay float32)."""
+    z = _logits(logits) / positive(temperature, "temperature")
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
@@ -44,6 +44,20 @@ def log_softmax_table_grad(probs, rows, actions, dlogp):
     return onehot - total[:, None] * p
 
 
+def _logits(x):
+    """``x`` as an array of finite floats with a non-empty last axis; a float32 array stays float32
+    (the Part III model's dtype), anything else becomes float64."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float32:
+        if not np.isfinite(x).all():
+            raise ValueError("logits must be finite, got non-finite values")
+        z = x
+    else:
+        z = as_array(x, "logits", min_ndim=1)
+    if z.ndim < 1 or z.shape[-1] < 1:
+        raise ValueError(f"logits must have a non-empty last axis, got shape {z.shape}")
+    return z
+
+
 def softmax(logits, temperature=1.0):
     r""":math:`\pi_i = e^{z_i/T} / \sum_j e^{z_j/T}` along the last axis."""
     return np.exp(log_softmax(logits, temperature))
@@ -57,6 +71,11 @@ def sample_categorical(probs, rng):
 
 def _sample_categorical(p, rng):
     """:func:`sample_categorical` without the input checks (for tables already checked)."""
+    return inverse_cdf(p, rng.random(p.shape[:-1] + (1,)))
+
+
+def inverse_cdf(p, u):
+    """One draw per row of ``p`` (..., K) (probabilities, or weights to be normalised) given
+    uniforms ``u`` (..., 1) in [0, 1): the first k with u · Σp < CDF(k)."""
     cdf = np.cumsum(p, axis=-1)
-    u = rng.random(p.shape[:-1] + (1,)) * cdf[..., -1:]
-    return np.minimum((u > cdf).sum(axis=-1), p.shape[-1] - 1)
+    return np.minimum((u * cdf[..., -1:] > cdf).sum(axis=-1), p.shape[-1] - 1)

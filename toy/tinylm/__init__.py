@@ -22,7 +22,7 @@ Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positio
 Speed, on one core: SFT warm-up ~18 s; 200 GRPO steps (32 prompts × 8 answers) ~15 s
 (see ``toy.tinylm.fast`` for how).
 """
-from .cache import cache_dir, cached_train_rl, load_model, save_model, warmup_model
+from .cache import cache_dir, cached_train_rl, cached_train_rl_many, load_model, save_model, warmup_model
 from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
@@ -31,7 +31,7 @@ from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollou
                     train_rl)
 
 __all__ = [
-    "cache_dir", "cached_train_rl", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
+    "cache_dir", "cached_train_rl", "cached_train_rl_many", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",
     "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "sft_warmup",

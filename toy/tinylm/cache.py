@@ -18,6 +18,7 @@ import ast
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import tempfile
 import warnings
@@ -30,7 +31,7 @@ from .model import ModelConfig, TinyLM
 from .train import RLConfig, SFTConfig, sft_warmup, train_rl
 
 __all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
-           "cached_train_rl"]
+           "cached_train_rl", "cached_train_rl_many"]
 
 _TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
 
@@ -205,13 +206,17 @@ def warmup_model(cfg=None, verbose=True, rebuild=False):
     return model
 
 
+def _rl_name(rl_cfg, sft_cfg, seed):
+    return f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed)}.npz"
+
+
 def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=False, callback=None):
     """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed)``, cached like the warm-up model
     (keyed by both configs, the seed and the code), so that several notebooks can share one run.
     Returns ``(policy, history)`` with each history entry as a float array over steps.
     ``callback`` only sees the steps of a run that is actually computed."""
     rl_cfg, sft_cfg = rl_cfg or RLConfig(), sft_cfg or SFTConfig()
-    name = f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed)}.npz"
+    name = _rl_name(rl_cfg, sft_cfg, seed)
     hit = None if rebuild else _fetch(name, verbose)
     if hit is not None and hit[1]:
         return hit
@@ -222,3 +227,42 @@ def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=Fal
     hist = {k: np.asarray(v, dtype=float) for k, v in hist.items()}
     _store(name, policy, meta={"rl_config": asdict(rl_cfg), "seed": seed}, arrays=hist)
     return policy, hist
+
+
+def _writable():
+    """True if runs stored by another process can be read back here (no in-memory fallback)."""
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return not _memory and d.is_dir() and os.access(d, os.W_OK)
+
+
+def _train_one(rl_cfg, seed, sft_cfg):
+    cached_train_rl(rl_cfg, seed, sft_cfg, verbose=False)  # stores the run; nothing is sent back
+
+
+def cached_train_rl_many(runs, sft_cfg=None, processes=2):
+    """``[cached_train_rl(rl_cfg, seed, sft_cfg) for rl_cfg, seed in runs]``, with the runs that
+    are not cached yet trained ``processes`` at a time, each in its own process (the runs are
+    independent, and each process stores its run in the disk cache, so the results are those of
+    one run after another, bit for bit). Falls back to one process where the cache is not
+    writable (the runs could not be handed back)."""
+    runs = [(rl_cfg or RLConfig(), int(seed)) for rl_cfg, seed in runs]
+    for rl_cfg, _ in runs:
+        if not isinstance(rl_cfg, RLConfig):
+            raise ValueError(f"runs must be (RLConfig, seed) pairs, got {type(rl_cfg).__name__}")
+    sft_cfg = sft_cfg or SFTConfig()
+    todo = {}                                                 # cache file name → (config, seed), once each
+    for c, s in runs:
+        name = _rl_name(c, sft_cfg, s)
+        if name not in todo and _fetch(name, False) is None:
+            todo[name] = (c, s)
+    todo = list(todo.values())
+    if processes > 1 and len(todo) > 1 and _writable() and "fork" in multiprocessing.get_all_start_methods():
+        warmup_model(sft_cfg, verbose=False)                  # trained (or loaded) once, before the fork
+        with multiprocessing.get_context("fork").Pool(min(processes, len(todo))) as pool:
+            pool.starmap(_train_one, [(c, s, sft_cfg) for c, s in todo])
+    return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
+

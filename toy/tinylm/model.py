@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
+from ..prob import inverse_cdf, log_softmax
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
 __all__ = ["ModelConfig", "TinyLM", "Adam", "attend", "attend_backward", "log_softmax",
@@ -293,15 +294,6 @@ class Block(Module):
 
 
 # ----------------------------------------------------------------------------- log-probs
-def log_softmax(logits):
-    """log softmax along the last axis (keeps the dtype)."""
-    logits = finite(logits, "logits")
-    if logits.ndim < 1 or logits.shape[-1] < 1:
-        raise ValueError(f"logits must have a non-empty last axis, got shape {logits.shape}")
-    z = logits - logits.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def token_logprobs(logits, targets):
     """log π(target) for each position: logits (B, T, V), targets (B, T) → (B, T), plus the
     probabilities (B, T, V) that ``token_logprobs_backward`` needs."""
@@ -532,9 +524,7 @@ def _inverse_cdf(logits, temperature, u):
     CDF of ``toy.prob.sample_categorical`` (same arithmetic, so the same draws)."""
     z = (logits - logits.max(axis=-1, keepdims=True)) / temperature
     p = np.exp(z.astype(np.float64))
-    p = p / p.sum(axis=-1, keepdims=True)
-    cdf = np.cumsum(p, axis=-1)
-    return np.minimum((u * cdf[..., -1:] > cdf).sum(axis=-1), p.shape[-1] - 1)
+    return inverse_cdf(p / p.sum(axis=-1, keepdims=True), u)
 
 
 # ----------------------------------------------------------------------------- optimiser
