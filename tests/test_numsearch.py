@@ -62,7 +62,7 @@ def test_rollout_matches_naive_loop():
     rng = np.random.default_rng(0)
     targets = rng.integers(1, 17, size=500)
     traj = ns.rollout(ns.uniform_policy(), targets, rng)
-    codes = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.CORRECT}
+    codes = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.FOUND}
     for i in range(len(targets)):
         words, states, reward = naive_episode(int(targets[i]), list(traj.guesses[i]))
         n = len(words)

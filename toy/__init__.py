@@ -35,13 +35,14 @@ The three worlds (each: an environment or model, and its trainers):
 The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sliders, live and
 static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
 ``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
-to what the prose shows).
+to what the prose shows), ``toy.parallel`` (independent seeded runs on both cores, the same
+numbers as one after another).
 """
 from ._blas import one_blas_thread
 
 one_blas_thread()           # outputs identical at any number of BLAS threads (see toy._blas)
 
-from . import metrics, prob, rl  # noqa: E402,F401
+from . import metrics, parallel, prob, rl  # noqa: E402,F401
 from .prose import glue  # noqa: E402,F401
 from .source import show  # noqa: E402,F401
 

@@ -33,7 +33,7 @@ from ._check_args import as_array, broadcast, flag, generator, instance, int_arr
 from .prob import _sample_categorical, log_softmax, softmax
 
 __all__ = [
-    "N", "T", "S", "A", "HIGHER", "LOWER", "CORRECT", "NONE", "FEEDBACK_NAMES",
+    "N", "T", "S", "A", "HIGHER", "LOWER", "FOUND", "NONE", "FEEDBACK_NAMES",
     "state_index", "state_of", "feedback_for", "narrow", "Trajectories", "rollout", "replay",
     "state_after",
     "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
@@ -47,8 +47,8 @@ T = 4           # at most T guesses
 S = T * N * N   # tabular states (left, lo, hi); lo > hi never occurs
 A = N           # actions: guess 1..N (action index = guess - 1)
 
-NONE, HIGHER, LOWER, CORRECT = 0, 1, 2, 3     # feedback codes; NONE = step not taken
-FEEDBACK_NAMES = {NONE: "", HIGHER: "higher", LOWER: "lower", CORRECT: "correct"}
+NONE, HIGHER, LOWER, FOUND = 0, 1, 2, 3       # feedback codes ("correct" = found); NONE = step not taken
+FEEDBACK_NAMES = {NONE: "", HIGHER: "higher", LOWER: "lower", FOUND: "correct"}
 
 
 # ---------------------------------------------------------------------------- environment
@@ -71,16 +71,16 @@ def state_of(s):
 
 
 def feedback_for(guess, target):
-    """Environment answer: CORRECT if guess == target, HIGHER if the target is larger, else LOWER."""
+    """Environment answer: FOUND ("correct") if guess == target, HIGHER if the target is larger, else LOWER."""
     broadcast([int_array(guess, "guess").shape, int_array(target, "target", 1, N).shape], ["guess", "target"])  # argcheck
     guess, target = np.asarray(guess), np.asarray(target)
-    return np.where(guess == target, CORRECT, np.where(guess < target, HIGHER, LOWER))
+    return np.where(guess == target, FOUND, np.where(guess < target, HIGHER, LOWER))
 
 
 def narrow(lo, hi, guess, fb):
     """New feasible interval after feedback: higher → lo = max(lo, g+1); lower → hi = min(hi, g−1)."""
     shapes = [int_array(x, k).shape for x, k in ((lo, "lo"), (hi, "hi"), (guess, "guess"))]  # argcheck
-    broadcast(shapes + [int_array(fb, "fb", NONE, CORRECT).shape], ["lo", "hi", "guess", "fb"])  # argcheck
+    broadcast(shapes + [int_array(fb, "fb", NONE, FOUND).shape], ["lo", "hi", "guess", "fb"])  # argcheck
     lo = np.where(fb == HIGHER, np.maximum(lo, guess + 1), lo)
     hi = np.where(fb == LOWER, np.minimum(hi, guess - 1), hi)
     return lo, hi
@@ -91,7 +91,7 @@ class Trajectories:
     """A batch of n episodes as arrays (T = 4 steps; steps after the end are padding)."""
     target: np.ndarray    # (n,)   hidden numbers
     guesses: np.ndarray   # (n, T) guesses 1..N, 0 on padding
-    feedback: np.ndarray  # (n, T) HIGHER / LOWER / CORRECT, NONE on padding
+    feedback: np.ndarray  # (n, T) HIGHER / LOWER / FOUND, NONE on padding
     states: np.ndarray    # (n, T) state index the guess was made in, -1 on padding
     mask: np.ndarray      # (n, T) bool: step taken = action written by the policy (m_t)
     reward: np.ndarray    # (n,)   1.0 on a hit, else 0.0
@@ -176,7 +176,7 @@ def _play(choose, target, start=None, limit=None):
         states[:, t] = np.where(live, s, -1)
         mask[:, t] = live
         lo, hi = narrow(lo, hi, g, fb)
-        done |= fb == CORRECT
+        done |= fb == FOUND
     return Trajectories(target, guesses, feedback, states, mask, done.astype(float))
 
 

@@ -6,7 +6,7 @@ from ._core import Case, run_cases
 
 __all__ = ["narrow_interval", "trajectory_logprob", "rest_filter"]
 
-_WORDS = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.CORRECT}
+_WORDS = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.FOUND}
 
 
 def narrow_interval(fn):
@@ -84,7 +84,7 @@ def _token_case(theta, traj):
     environment's tokens, some nonzero numbers (what a language model would assign them)."""
     logp = np.zeros(traj.tokens.shape)
     logp[:, 0::2] = ns.action_logprobs(theta, traj)
-    logp[:, 1::2] = np.where(traj.mask, np.log(np.where(traj.feedback == ns.CORRECT, 0.2, 0.4)), 0.0)
+    logp[:, 1::2] = np.where(traj.mask, np.log(np.where(traj.feedback == ns.FOUND, 0.2, 0.4)), 0.0)
     return logp
 
 

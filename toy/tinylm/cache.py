@@ -18,7 +18,6 @@ import ast
 import functools
 import hashlib
 import json
-import multiprocessing
 import os
 import tempfile
 import warnings
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..parallel import starmap
 from .model import ModelConfig, TinyLM
 from .train import RLConfig, SFTConfig, sft_warmup, train_rl
 
@@ -260,9 +260,8 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
         if name not in todo and _fetch(name, False) is None:
             todo[name] = (c, s)
     todo = list(todo.values())
-    if processes > 1 and len(todo) > 1 and _writable() and "fork" in multiprocessing.get_all_start_methods():
+    if len(todo) > 1 and _writable():
         warmup_model(sft_cfg, verbose=False)                  # trained (or loaded) once, before the fork
-        with multiprocessing.get_context("fork").Pool(min(processes, len(todo))) as pool:
-            pool.starmap(_train_one, [(c, s, sft_cfg) for c, s in todo])
+        starmap(_train_one, [(c, s, sft_cfg) for c, s in todo], processes)
     return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
 
