@@ -81,6 +81,13 @@ def test_listing_names_section_and_claim():
     assert led.listing(PARTLY) == "§5: c" and led.listing(REPRODUCED, "by construction") == "§8: e"
 
 
+def test_tables_of_one_page_get_their_own_ids():
+    led = _ledger()
+    ids = {re.search(r'id="(T_[^"]+)"', t._repr_html_()).group(1)
+           for t in (led.table(), led.table("by construction"), led.table(verdicts=(PARTLY, NOT)))}
+    assert len(ids) == 3
+
+
 def test_table_colours_each_verdict_cell_and_left_aligns_the_text():
     html = _ledger().table(caption="Part I", uuid="led")._repr_html_()
     assert "Part I" in html and 'id="T_led"' in html
@@ -88,10 +95,10 @@ def test_table_colours_each_verdict_cell_and_left_aligns_the_text():
         col = lg.COLUMNS.index("verdict")
         css = re.search(rf"#T_led_row{row}_col{col} \{{\s*background-color: (#[0-9a-f]+);", html)
         assert css and css.group(1) == lg.COLOURS[v]
-    left = re.search(r"([^}]*)\{\s*text-align: left;", html).group(1)
-    for name in ("claim", "lecture says", "book", "criterion", "note"):
-        assert f"#T_led_row0_col{lg.COLUMNS.index(name)}" in left
-    assert f"#T_led_row0_col{lg.COLUMNS.index('verdict')}," not in left
+    # the left alignment must outrank the book style's "#T_led td { text-align: right }"
+    left = set(re.findall(r"#T_led td\.col(\d+) \{\s*text-align: left;", html))
+    assert left == {str(lg.COLUMNS.index(n)) for n in ("claim", "lecture says", "book", "criterion", "note")}
+    assert re.search(r"#T_led td \{\s*text-align: right;", html)
     assert repr(_ledger().table()).splitlines()[0].split() == ["§", "claim", "lecture", "says", "book",
                                                                "criterion", "verdict", "note"]
 

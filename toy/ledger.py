@@ -107,13 +107,16 @@ class Ledger:
         df.index = pd.RangeIndex(1, len(df) + 1, name="#")
         return df
 
-    def table(self, kind="experiment", verdicts=None, caption=None, uuid="ledger"):
+    def table(self, kind="experiment", verdicts=None, caption=None, uuid=None):
         """``frame`` in the book's table style, each verdict on its colour (``COLOURS``), the text
-        columns left-aligned."""
+        columns left-aligned. ``uuid`` (the HTML id; default: from ``kind`` and ``verdicts``) must
+        differ between the tables of one page, or their styles mix."""
         from . import plots
         df = self.frame(kind, verdicts)
+        uuid = uuid or "_".join(["ledger", kind, *(verdicts or ())]).replace(" ", "_")
         t = plots.table(df, caption=caption, uuid=uuid)
+        text = [f"td.col{i}" for i, c in enumerate(df.columns) if c in _TEXT]   # beats the style's "td"
         t.styler = t.styler.map(lambda v: f"background-color: {COLOURS[v]}" if v in COLOURS else "",
-                                subset=["verdict"]).set_properties(
-            subset=[c for c in _TEXT if c in df.columns], **{"text-align": "left"})
+                                subset=["verdict"]).set_table_styles(
+            [{"selector": sel, "props": "text-align: left;"} for sel in text], overwrite=False)
         return t
