@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+from finite_differences import central
 from toy import rl
 from toy.prob import softmax
 
@@ -513,16 +514,6 @@ def test_enumerate_groups_matches_brute_force():
 
 
 # ------------------------------------------------------------------ the gradients of the course's losses
-def _fd(f, x, h=1e-6):
-    """Central finite differences of the scalar f at every entry of x."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
 def test_advantages_switch_matches_each_formula():
     r = np.array([[1.0, 0, 0, 0], [0.5, 0, 1, 1]])
     assert np.array_equal(rl.advantages(r, "rft"), [[1, 0, 0, 0], [1, 0, 1, 1]])
@@ -596,7 +587,7 @@ def test_policy_loss_gradient_against_finite_differences(loss_type, per_token_ad
     adv = rng.normal(size=logp.shape if per_token_adv else logp.shape[:1])
     kw = dict(loss_type=loss_type, eps_low=0.2, eps_high=0.28, beta=0.1, ref_logp=ref)
     loss, dlogp = rl.policy_loss(logp, old, adv, mask, **kw)
-    fd = _fd(lambda x: rl.policy_loss(x, old, adv, mask, **kw)[0], logp)
+    fd = central(lambda x: rl.policy_loss(x, old, adv, mask, **kw)[0], logp)
     assert np.allclose(dlogp, fd, atol=1e-7)
     assert np.all(dlogp[mask == 0] == 0)
 
