@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from finite_differences import central
-
 from toy import arith as A
 from toy import arith_train as T
 from toy import rl
@@ -27,6 +26,12 @@ def _batch(methods, contexts, logp_old):
 
 # --- STaR ---------------------------------------------------------------------------------
 
+
+def test_sft_on_nothing_is_the_original_model():
+    probs = A.make_problems(4, 0)
+    s = A.sample(A.Model(), probs, 1, np.random.default_rng(0))
+    m = T.sft(A.Model(), s, np.zeros((4, 1)))
+    np.testing.assert_array_equal(m.delta, 0)
 
 
 def test_sft_step_is_the_mean_log_likelihood_gradient():
@@ -73,7 +78,7 @@ def test_star_phenomena(data):
 # --- REINFORCE ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_pg_step_descends_the_loss_bycentral(seed):
+def test_pg_step_descends_the_loss_by_finite_differences(seed):
     rng = np.random.default_rng(seed)
     model = A.Model(delta=rng.normal(size=(5, 3)))
     s = A.sample(model, A.make_problems(4, seed), 3, rng)
@@ -171,7 +176,7 @@ def test_grpo_step_on_policy_is_reinforce_with_the_per_answer_mean(data):
     np.testing.assert_allclose(a.delta, b.delta, atol=1e-12)
 
 
-def test_grpo_step_matchescentral():
+def test_grpo_step_matches_finite_differences():
     rng = np.random.default_rng(0)
     old = A.Model(delta=rng.normal(size=(5, 3)) * 0.3)
     new = A.Model(delta=old.delta + rng.normal(size=(5, 3)) * 0.1)
