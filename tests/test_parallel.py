@@ -27,7 +27,12 @@ def test_starmap_runs_a_trainer_as_in_this_process():
             np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]), err_msg=k)
 
 
-@pytest.mark.parametrize("processes", [0, 1.5, "2"])
+@pytest.mark.parametrize("processes", [0, 1.5, "2", None])
 def test_bad_processes(processes):
     with pytest.raises(ValueError, match="^processes"):
         parallel.starmap(_draws, [(0, 1)], processes=processes)
+
+
+def test_bad_fn():
+    with pytest.raises(ValueError, match="^fn"):
+        parallel.starmap("grpo", [(0, 1)])

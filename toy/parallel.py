@@ -8,14 +8,16 @@ single run, the runs are computed one after another here.
 """
 import multiprocessing
 
+from ._check_args import function, integer
+
 __all__ = ["starmap"]
 
 
 def starmap(fn, args, processes=2):
     """``[fn(*a) for a in args]``, ``processes`` at a time (``fn`` and the results must pickle)."""
+    function(fn, "fn")
+    processes = integer(processes, "processes", lo=1)
     args = [tuple(a) for a in args]
-    if int(processes) != processes or processes < 1:
-        raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
     if processes == 1 or len(args) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [fn(*a) for a in args]
     with multiprocessing.get_context("fork").Pool(min(int(processes), len(args))) as pool:
