@@ -35,12 +35,15 @@ The three worlds (each: an environment or model, and its trainers):
 The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sliders, live and
 static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
 ``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
-to what the prose shows), ``toy.parallel`` (independent seeded runs on both cores, the same
+to what the prose shows), ``toy.numerics()`` (which arithmetic this process computes with: the
+book's reference, or not and why; ``toy.arithmetic``), ``toy.parallel`` (independent seeded runs on both cores, the same
 numbers as one after another).
 """
 from ._blas import one_blas_thread
+from .arithmetic import numerics, warn_once as _warn_off_reference
 
 one_blas_thread()           # outputs identical at any number of BLAS threads (see toy._blas)
+_warn_off_reference()       # one plain warning when off the book's reference arithmetic (toy._reference)
 
 from . import metrics, parallel, prob, rl  # noqa: E402,F401
 from .prose import glue  # noqa: E402,F401

@@ -1,10 +1,11 @@
 """The warmed-up (SFT) model and RL runs, cached on disk so that notebooks do not retrain them.
 
 A file is ``<cache dir>/tinylm-sft-<key>.npz`` (``tinylm-rl-<algo>-<key>.npz`` for an RL run).
-The key is a hash of the full config **and of the source code that produces the model**: every
-``toy`` module that ``toy.tinylm.train`` imports, followed transitively (``code_hash()``). Any
-change to that code gives a new key by itself, so a warm cache can never hide a regression
-and two checkouts of different code never share a file.
+The key is a hash of the full config, **of the source code that produces the model** (every
+``toy`` module that ``toy.tinylm.train`` imports, followed transitively: ``code_hash()``) and of
+the arithmetic (``toy.arithmetic.fingerprint()``). Any change to that code or to the BLAS
+kernels gives a new key by itself, so a warm cache can never hide a regression, a model trained
+with other kernels is never loaded, and two checkouts of different code never share a file.
 
 The cache directory is ``$TOY_CACHE_DIR`` if set, else ``~/.cache/rl-by-hand/``; it is never
 committed. Files are written atomically (a temporary file in the same directory, then
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arithmetic import fingerprint
 from ..parallel import starmap
 from .model import ModelConfig, TinyLM
 from .train import RLConfig, SFTConfig, sft_warmup, train_rl
@@ -106,8 +108,11 @@ def cache_dir():
 
 
 def config_hash(cfg, **extra):
-    """A short stable hash of a dataclass config, ``extra`` fields and ``code_hash()``."""
-    text = json.dumps({"code": code_hash(), "config": asdict(cfg), **extra}, sort_keys=True)
+    """A short stable hash of a dataclass config, ``extra`` fields, ``code_hash()`` and the
+    arithmetic that computes (``toy.arithmetic.fingerprint()``: BLAS kernels, numpy's SIMD
+    dispatch, platform), so that a model trained with other kernels is never loaded here."""
+    text = json.dumps({"code": code_hash(), "numerics": fingerprint(), "config": asdict(cfg), **extra},
+                      sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
