@@ -435,3 +435,16 @@ BAD_INPUTS += [
     (plots.clip_paths, ({},), {}, "paths"),
     (plots.clip_paths, ([0.1, 0.2],), {}, "paths"),
 ]
+
+
+def test_a_table_never_prints_minus_zero():
+    """A value that rounds to zero prints as 0.000 in both the HTML and the text (its sign is
+    rounding noise that may differ between machines); a negative value that does not round to
+    zero keeps its sign; NaN reads "—"."""
+    import re
+    import pandas as pd
+    df = pd.DataFrame({"x": [-1e-12, -0.0004, -0.0006, np.nan, 0.25], "name": list("abcde")})
+    t = plots.table(df, precision=3)
+    cells = re.findall(r">([^<]*)</td>", t._repr_html_())
+    assert cells[0::2] == ["0.000", "0.000", "-0.001", "—", "0.250"]
+    assert "-0.000" not in repr(t) and "-0.001" in repr(t)

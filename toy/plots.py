@@ -188,7 +188,16 @@ class Table:
         return self.styler.to_html()
 
     def __repr__(self):
-        return self.df.to_string(float_format=lambda x: f"{x:.{self.precision}f}", na_rep="—")
+        return self.df.to_string(float_format=_fixed(self.precision), na_rep="—")
+
+
+def _fixed(precision):
+    """A float at ``precision`` decimals, never "-0.000": a value that rounds to zero is zero
+    (its sign is rounding noise, and may differ between machines)."""
+    def fmt(x):
+        text = f"{x:.{precision}f}"
+        return text[1:] if text.startswith("-") and not any(c in "123456789" for c in text) else text
+    return fmt
 
 
 def _check_df(df, precision):
@@ -197,7 +206,9 @@ def _check_df(df, precision):
 
 
 def _styled(df, precision, caption, uuid):
-    sty = df.style.format(precision=precision, na_rep="—").set_uuid(uuid)   # a missing value reads "—"
+    fixed = _fixed(precision)
+    sty = df.style.format(lambda v: fixed(v) if isinstance(v, (float, np.floating)) else v,
+                          na_rep="—").set_uuid(uuid)                  # a missing value reads "—"
     if caption:
         sty = sty.set_caption(caption)
     return sty.set_table_styles([
