@@ -431,6 +431,29 @@ def test_lecture16_exercise2_checker(capsys):
                      lambda r, a, e: 1 / 0) == ["✓", "✗", "✗", "✗"]
 
 
+def test_clip_checker_hint_names_the_ratio_that_is_wrong(capsys):
+    """A clip applied on both sides of the band, whatever the sign of A, is wrong at ρ = 0.5 in the
+    lecture's case (A = +2: slope 2, not 0) and at ρ = 1.5 for A = −2 (slope −2, not 0); the hint
+    of the failing case must speak of that ratio (it used to speak of ρ = 1.5 for the first)."""
+    def both_sides(r, a, e):                                   # the sign error: clipped whatever A's sign
+        r, a = np.broadcast_arrays(np.asarray(r, float), np.asarray(a, float))
+        return np.minimum(r * a, np.clip(r, 1 - e, 1 + e) * a), np.where((r < 1 - e) | (r > 1 + e), 0.0, a)
+
+    def right_for_positive_only(r, a, e):                      # right for A > 0, both sides for A < 0
+        r, a = np.broadcast_arrays(np.asarray(r, float), np.asarray(a, float))
+        obj, grad = both_sides(r, a, e)
+        return obj, np.where((a > 0) & (r > 1 + e), 0.0, np.where(a > 0, a, grad))
+
+    assert not check_part3.clip_objective_grad(both_sides)
+    out = capsys.readouterr().out
+    assert "case 'the lecture's case" in out and "hint:" in out
+    assert "ρ = 0.5 gives min(1.0, 0.8 · 2) = 1.0, slope 2" in out.split("hint:")[1]
+    assert not check_part3.clip_objective_grad(right_for_positive_only)
+    out = capsys.readouterr().out
+    assert "case 'A = −2, ε = 0.2'" in out
+    assert "ρ = 1.5 gives min(−3.0, −2.4) = −3.0, slope −2" in out.split("hint:")[1]
+
+
 def test_lecture16_exercise6_checker(capsys):
     assert abs((1 - 0.9 ** 16) - 0.81) < 0.005                                 # the lecture's 0.81
     assert _verdicts(capsys, check_part3.pass_at_k_single, lambda p, k: 1 - (1 - np.asarray(p, float)) ** k,

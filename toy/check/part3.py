@@ -131,9 +131,11 @@ def clip_objective_grad(fn):
     lecture = (np.array([0.5, 1.0, 1.1, 1.5]), 2.0, 0.2)
     negative = (np.array([0.5, 0.9, 1.0, 1.5]), -2.0, 0.2)
     cases = [Case("the lecture's case: A = +2, ε = 0.2", lecture, ref(*lecture),
-                  hint="ρ = 1.5: min(3.0, 1.2 · 2) = 2.4 and the clipped term is flat in ρ, so the slope is 0"),
+                  hint="with A > 0 only ρ > 1 + ε is clipped: ρ = 0.5 gives min(1.0, 0.8 · 2) = 1.0, slope 2; "
+                       "ρ = 1.5 gives min(3.0, 1.2 · 2) = 2.4, where the clipped term is flat in ρ, so the slope is 0"),
              Case("A = −2, ε = 0.2", negative, ref(*negative),
-                  hint="for A < 0 the clip acts below 1 − ε: ρ = 0.5 gives min(−1.0, −1.6) = −1.6, slope 0"),
+                  hint="for A < 0 the clip acts only below 1 − ε: ρ = 0.5 gives min(−1.0, −1.6) = −1.6, slope 0; "
+                       "ρ = 1.5 gives min(−3.0, −2.4) = −3.0, slope −2"),
              Case("ε = 0.5, A = +1", (np.array([0.4, 1.6]), 1.0, 0.5), ref(np.array([0.4, 1.6]), 1.0, 0.5),
                   hint="the band is [1 − ε, 1 + ε]; with A > 0 nothing is clipped on the left")]
 
