@@ -348,6 +348,19 @@ def test_expected_kl_gradient_direction(bias_correction, direction):
     np.testing.assert_allclose(expected, want, atol=1e-8)
 
 
+def test_verl_k3_plus_follows_the_forward_kl():
+    # verl 0.9.1 kl_penalty with "k3+" (verl/trainer/ppo/core_algos.py:2211-2213): the value of k3, the
+    # gradient of k2 = ½(log π − log π_ref)²; on samples from π its expected gradient is ∇KL(π_θ‖π_ref)
+    theta, ref_logits = np.array([0.3, -0.5, 1.1, 0.0]), np.array([-0.2, 0.4, 0.1, 0.6])
+    lsm = lambda z: z - np.log(np.exp(z).sum())
+    logpi, logref = lsm(theta), lsm(ref_logits)
+    pi = np.exp(logpi)
+    d_k2 = logpi - logref                                           # d k2 / d log π, per answer
+    expected = (pi[:, None] * d_k2[:, None] * (np.eye(4) - pi)).sum(axis=0)
+    forward = lambda z: (np.exp(lsm(z)) * (lsm(z) - logref)).sum()
+    np.testing.assert_allclose(expected, central(forward, theta), atol=1e-8)
+
+
 # ----------------------------------------------------------------------------- bad input
 def _args():
     lp, old, ref, m, adv = batch(0)
