@@ -279,7 +279,8 @@ def kl_k3_grad(logr):
 
 
 def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_high=None,
-                beta=0.0, ref_logp=None, max_len=None):
+                beta=0.0, ref_logp=None, max_len=None, *, ratio_level="token", loss_mode="clip",
+                delta=None, micro_batch=None, pg_mask=None, kl_bias_correction=False):
     r"""The policy loss of PPO, GRPO, Dr. GRPO and DAPO, and its gradient with respect to ``logp``:
 
     .. math:: \ell_t = -\min\big(\rho_t A_t,\ \mathrm{clip}(\rho_t, 1-\varepsilon_{low}, 1+\varepsilon_{high}) A_t\big)
@@ -296,7 +297,13 @@ def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_hi
     ``adv``: (N,) (one advantage per sequence) or (N, T) (per token); ``ref_logp`` (N, T) is
     needed when β > 0. Returns ``(loss, dlogp)``, ``dlogp`` (N, T), 0 outside the mask. A world
     then applies its own chain rule from ``dlogp`` to its parameters and *descends* the loss.
+    The keyword-only variants (GSPO, CISPO, ``"bnpo"``, δ, ``pg_mask``): :func:`_policy_loss_variant`.
     """
+    if (loss_type == "bnpo" or ratio_level != "token" or loss_mode != "clip" or delta is not None
+            or micro_batch is not None or pg_mask is not None or kl_bias_correction is not False):
+        return _policy_loss_variant(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, beta, ref_logp,
+                                    max_len, ratio_level, loss_mode, delta, micro_batch, pg_mask,
+                                    kl_bias_correction)
     lp = as_array(logp, "logp", ndim=2)                     # (N, T)
     old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
     m = as_array(mask, "mask", ndim=2)                      # (N, T)
@@ -510,3 +517,227 @@ def mixed_groups(rewards):
     the others). ``rewards``: (groups, G) or (G,)."""
     r = nonempty(group_rewards(rewards), "rewards")
     return ~np.all(r == r[:, :1], axis=1)
+
+
+# ============================================================================ loss variants practitioners use now
+# GSPO's sequence-level ratio, CISPO, TRL's "bnpo" aggregation, TRL's two-sided clip δ (= verl's dual
+# clip), the high-entropy-token selection of "Beyond the 80/20 rule", and TRL's importance-weighted
+# KL. policy_loss(...) dispatches here when one of its variant keywords is not at its default, so the
+# default path above stays what it was, bit for bit. Each variant's library formula is cited in
+# tests/test_rl_variants.py (file:line of the released wheels) and book/toy_to_real.md.
+__all__ += ["RATIO_LEVELS", "LOSS_MODES", "sequence_log_ratio", "cispo_weight", "two_sided_surrogate",
+            "two_sided_surrogate_grad", "bnpo_weights", "high_entropy_mask", "token_entropy"]
+
+RATIO_LEVELS = ("token", "sequence")
+LOSS_MODES = ("clip", "cispo")
+
+
+def sequence_log_ratio(logp, old_logp, mask):
+    r"""GSPO's sequence-level log importance ratio, the mean log-ratio over each answer's tokens:
+
+    .. math:: \log s_i = \frac{1}{|o_i|}\sum_t m_{it}\,(\log\pi_\theta(o_{it}) - \log\pi_{old}(o_{it})),
+              \qquad s_i = \Big(\frac{\pi_\theta(o_i)}{\pi_{old}(o_i)}\Big)^{1/|o_i|}
+
+    ``logp``, ``old_logp``, ``mask``: (N, T). Returns (N,). Every answer needs a generated token.
+    """
+    lp = as_array(logp, "logp", ndim=2)                     # (N, T)
+    old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
+    m = _mask01(mask)                                       # (N, T)
+    same_shape(old, lp, "old_logp", "logp"), same_shape(m, lp, "mask", "logp")
+    lengths = m.sum(axis=1)                                 # (N,) |o_i|
+    if np.any(lengths == 0):
+        raise ValueError("mask has a sequence with no generated tokens; its sequence ratio is undefined")
+    return ((lp - old) * m).sum(axis=1) / lengths
+
+
+def cispo_weight(ratio, eps_low=None, eps_high=0.28):
+    r"""CISPO's clipped importance weight, used as a constant (stop-gradient) factor:
+
+    .. math:: \hat r = \mathrm{clip}(\rho,\ 1-\varepsilon_{low},\ 1+\varepsilon_{high}),
+              \qquad \ell_t = -\,\mathrm{sg}(\hat r_t)\,A_t\,\log\pi_\theta(o_t)
+
+    so that :math:`\partial\ell_t/\partial\log\pi_\theta(o_t) = -\hat r_t A_t`: every token keeps a
+    gradient, only its weight is capped (PPO's clip instead zeroes the gradient of a clipped token).
+    ``eps_low=None`` is no lower bound (TRL clamps only from above, at ``epsilon_high`` = 1 + ε_high).
+    """
+    r = as_array(ratio, "ratio")
+    if np.any(r < 0):
+        raise ValueError("ratio must be >= 0 (it is a ratio of probabilities)")
+    hi = 1 + nonneg(eps_high, "eps_high")
+    lo = 0.0 if eps_low is None else 1 - real(eps_low, "eps_low", 0, 1)
+    return np.clip(r, lo, hi)
+
+
+def _delta(delta):
+    return None if delta is None else real(delta, "delta", lo=1, lo_open=True)
+
+
+def two_sided_surrogate(ratio, adv, eps_low=0.2, eps_high=None, delta=None):
+    r"""PPO's clipped surrogate with the ratio of the unclipped term capped at δ (TRL's ``delta``,
+    from INTELLECT-2), to be maximised:
+
+    .. math:: \min\big(\min(\rho, \delta)\,A,\ \mathrm{clip}(\rho, 1-\varepsilon_{low}, 1+\varepsilon_{high})\,A\big)
+
+    For A < 0 and ρ > δ the surrogate is the constant δA: a token whose ratio ran far off in the
+    direction the advantage punishes stops pushing. For δ ≥ 1 + ε_high this equals verl's dual clip
+    with ``clip_ratio_c`` = δ, :math:`\max(\delta A, \min(\rho A, \mathrm{clip}(\rho)A))` for A < 0.
+    ``delta=None`` is :func:`clipped_surrogate`.
+    """
+    delta = _delta(delta)
+    s = clipped_surrogate(ratio, adv, eps_low, eps_high)
+    if delta is None:
+        return s
+    eps_low, eps_high = _eps(eps_low, eps_high)
+    ratio, adv = np.asarray(ratio, dtype=float), np.asarray(adv, dtype=float)
+    return np.minimum(np.minimum(ratio, delta) * adv, np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv)
+
+
+def two_sided_surrogate_grad(ratio, adv, eps_low=0.2, eps_high=None, delta=None):
+    r"""d :func:`two_sided_surrogate` / dρ: A where the min is the term min(ρ, δ)A with ρ < δ, or the
+    clipped term with ρ inside the clip range; 0 elsewhere."""
+    delta = _delta(delta)
+    if delta is None:
+        return clipped_surrogate_grad(ratio, adv, eps_low, eps_high)
+    two_sided_surrogate(ratio, adv, eps_low, eps_high, delta)  # argcheck
+    eps_low, eps_high = _eps(eps_low, eps_high)
+    ratio, adv = np.broadcast_arrays(np.asarray(ratio, dtype=float), np.asarray(adv, dtype=float))
+    capped = np.minimum(ratio, delta) * adv <= np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv
+    inside = (ratio > 1 - eps_low) & (ratio < 1 + eps_high)
+    return np.where(np.where(capped, ratio < delta, inside), adv, 0.0)
+
+
+def bnpo_weights(mask, micro_batch=None):
+    r"""The weights :math:`c_{it}` of TRL's ``loss_type="bnpo"``: the N answers are split into
+    consecutive micro-batches of ``micro_batch`` answers (TRL's ``per_device_train_batch_size``),
+    each micro-batch's loss is its own token mean, and the K micro-batches are averaged (TRL divides
+    each by the gradient-accumulation steps):
+
+    .. math:: L = \frac1K\sum_k \frac{\sum_{i\in k,t} m_{it}\ell_{it}}{\sum_{i\in k,t} m_{it}},
+              \qquad c_{it} = \frac{m_{it}}{K\sum_{j\in k(i),s} m_{js}}
+
+    ``micro_batch=None`` (= N) is one token mean over the batch, the toy's ``"dapo"``; ``micro_batch=1``
+    is a mean of per-answer means, ``"grpo"``. ``mask``: (N, T); N must be a multiple of ``micro_batch``.
+    """
+    m = _mask01(mask)                                       # (N, T)
+    N = len(m)
+    b = N if micro_batch is None else int(real(micro_batch, "micro_batch", 1, N))
+    if micro_batch is not None and (b != micro_batch or N % b):
+        raise ValueError(f"micro_batch must be an integer that divides the number of answers N = {N}, "
+                         f"got {micro_batch!r}")
+    tokens = m.reshape(N // b, b * m.shape[1]).sum(axis=1)  # (K,) tokens per micro-batch
+    if np.any(tokens == 0):
+        raise ValueError("mask has a micro-batch with no generated tokens")
+    return m / (N // b * np.repeat(tokens, b)[:, None])
+
+
+def token_entropy(logits):
+    r"""The entropy of the next-token distribution at each position, :math:`H = -\sum_v \pi_v \log\pi_v`,
+    from logits (..., V) (TRL computes it from the training logits). Returns (...)."""
+    z = as_array(logits, "logits", min_ndim=1)
+    z = z - z.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return -(np.exp(logp) * logp).sum(axis=-1)
+
+
+def high_entropy_mask(entropy, mask, top_quantile=0.2):
+    r"""The tokens whose entropy is in the top ``top_quantile`` of the generated tokens' entropies
+    ("Beyond the 80/20 rule": the forking tokens; TRL's ``top_entropy_quantile``, 0.2 in the paper):
+
+    .. math:: k_{it} = m_{it}\,\mathbb 1\big[H_{it} \ge Q_{1-\rho}(\{H_{js} : m_{js}=1\})\big]
+
+    with :math:`Q` the linearly interpolated quantile (``torch.quantile``'s and ``np.quantile``'s
+    default). ``top_quantile=1`` keeps every token; 0 keeps only the highest. ``entropy``, ``mask``:
+    (N, T). Returns a 0/1 float array (N, T), to pass to :func:`policy_loss` as ``pg_mask``.
+    """
+    h = as_array(entropy, "entropy", ndim=2)                # (N, T)
+    m = _mask01(mask)                                       # (N, T)
+    same_shape(h, m, "entropy", "mask")
+    q = real(top_quantile, "top_quantile", 0, 1)
+    if m.sum() == 0:
+        raise ValueError("mask has no generated tokens")
+    threshold = np.quantile(h[m == 1], 1 - q)
+    return ((h >= threshold) & (m == 1)).astype(float)
+
+
+def _policy_loss_variant(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, beta, ref_logp, max_len,
+                         ratio_level, loss_mode, delta, micro_batch, pg_mask, kl_bias_correction):
+    r""":func:`policy_loss` with the variants. With per-token loss :math:`\ell_{it}` and aggregation
+    weights :math:`c_{it}` (:func:`aggregate_weights`, or :func:`bnpo_weights` for ``"bnpo"``),
+    :math:`L = \sum c_{it}\,\ell_{it}` and
+
+    - ``loss_mode="clip"``: :math:`\ell_{it} = -k_{it}\,\mathrm{surr}(\rho_{it}, A_{it})` with
+      :func:`two_sided_surrogate` (δ = ``delta``); ``"cispo"``: :math:`\ell_{it} = -k_{it}\,
+      \mathrm{sg}(\hat r_{it}) A_{it} \log\pi_\theta(o_{it})` with :func:`cispo_weight`;
+      :math:`k` = ``pg_mask`` (1 everywhere when None), which leaves the normaliser alone (as TRL)
+    - ``ratio_level="token"``: :math:`\rho_{it} = e^{\log\pi_\theta - \log\pi_{old}}`; ``"sequence"``
+      (GSPO): :math:`\rho_{it} = s_i` (:func:`sequence_log_ratio`), so
+      :math:`\partial\rho_{it}/\partial\log\pi_\theta(o_{iu}) = s_i\,m_{iu}/|o_i|` for every token u of answer i
+    - β > 0 adds :math:`\beta\,k_3` per token, times :math:`\rho_{it}` (which carries a gradient)
+      when ``kl_bias_correction`` (TRL's ``use_bias_correction_kl``).
+    """
+    lp = as_array(logp, "logp", ndim=2)                     # (N, T)
+    old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
+    m = _mask01(mask)                                       # (N, T)
+    same_shape(old, lp, "old_logp", "logp"), same_shape(m, lp, "mask", "logp")
+    a = as_array(adv, "adv")
+    if a.shape not in (lp.shape, lp.shape[:1]):
+        raise ValueError(f"adv must have shape {lp.shape[:1]} or {lp.shape}, got {a.shape}")
+    one_of(ratio_level, "ratio_level", RATIO_LEVELS)
+    one_of(loss_mode, "loss_mode", LOSS_MODES)
+    one_of(loss_type, "loss_type", LOSS_TYPES + ("bnpo",))
+    if micro_batch is not None and loss_type != "bnpo":
+        raise ValueError(f"micro_batch is only used by loss_type='bnpo', got loss_type={loss_type!r}")
+    if loss_mode == "cispo":
+        if delta is not None:
+            raise ValueError("delta caps the clipped surrogate; loss_mode='cispo' has none (give delta=None)")
+        if eps_low is None and eps_high is None:
+            raise ValueError("eps_high must be given when eps_low is None (CISPO's weight needs a cap)")
+        lo, hi = eps_low, eps_low if eps_high is None else eps_high
+        cispo_weight(1.0, lo, hi)  # argcheck
+    else:
+        eps_low, eps_high = _eps(eps_low, eps_high)
+    delta = _delta(delta)
+    beta = nonneg(beta, "beta")
+    if beta > 0 and (ref_logp is None or np.shape(ref_logp) != lp.shape):
+        raise ValueError(f"ref_logp must be given with shape {lp.shape} when beta > 0")
+    keep = np.ones_like(m) if pg_mask is None else _mask01(pg_mask, "pg_mask")
+    same_shape(keep, m, "pg_mask", "mask")
+    if kl_bias_correction not in (True, False):
+        raise ValueError(f"kl_bias_correction must be True or False, got {kl_bias_correction!r}")
+    c = (bnpo_weights(m, micro_batch) if loss_type == "bnpo"
+         else aggregate_weights(m, loss_type, max_len))     # (N, T) dL/dℓ
+    if loss_type != "bnpo":
+        aggregate_loss(np.zeros_like(lp), m, loss_type, max_len)  # argcheck: the same checks as the default path
+    a = np.broadcast_to(a[:, None] if a.ndim == 1 else a, lp.shape)   # (N, T)
+    if ratio_level == "token":
+        ratio = np.exp(lp - old)                            # (N, T)
+    else:
+        seq = sequence_log_ratio(lp, old, m)                # (N,)
+        ratio = np.broadcast_to(np.exp(seq)[:, None], lp.shape)
+    dl_dratio = np.zeros_like(lp)                           # ∂ℓ_it/∂ρ_it through the ratio path
+    if loss_mode == "clip":
+        per_token = -keep * two_sided_surrogate(ratio, a, eps_low, eps_high, delta)
+        dl_dratio -= keep * two_sided_surrogate_grad(ratio, a, eps_low, eps_high, delta)
+        dl_dlogp = np.zeros_like(lp)                        # direct ∂ℓ_it/∂logp_it
+    else:
+        w = cispo_weight(ratio, lo, hi)                     # sg: no gradient through the weight
+        per_token = -keep * w * a * lp
+        dl_dlogp = -keep * w * a
+    if beta > 0:
+        logr = as_array(ref_logp, "ref_logp") - lp          # log π_ref/π
+        k3 = kl_k3(logr)
+        if kl_bias_correction:
+            per_token = per_token + beta * ratio * k3
+            dl_dratio = dl_dratio + beta * k3
+            dl_dlogp = dl_dlogp - beta * ratio * kl_k3_grad(logr)
+        else:
+            per_token = per_token + beta * k3
+            dl_dlogp = dl_dlogp - beta * kl_k3_grad(logr)
+    loss = float((c * per_token).sum())
+    grad = c * dl_dlogp
+    if ratio_level == "token":
+        grad = grad + c * dl_dratio * ratio                 # dρ_it/dlogp_it = ρ_it
+    else:                                                   # dρ_it/dlogp_iu = s_i m_iu / |o_i|
+        through = (c * dl_dratio).sum(axis=1, keepdims=True) * ratio[:, :1] / m.sum(axis=1, keepdims=True)
+        grad = grad + through * m
+    return loss, grad * m

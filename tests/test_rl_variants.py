@@ -1,0 +1,412 @@
+"""The loss variants of toy.rl (GSPO, CISPO, "bnpo", δ, high-entropy tokens, the importance-weighted
+KL) against finite differences and against the libraries' own formulas, transcribed to numpy from
+the released wheels (trl 1.16.0, verl 0.9.1; file:line at each transcription). A `.detach()` in the
+library code is a constant here: the library's autograd gradient is the finite difference of its
+loss with the detached quantities frozen at the evaluation point."""
+import numpy as np
+import pytest
+
+from finite_differences import central
+from toy import rl
+
+
+def batch(seed=0, N=4, T=6, spread=0.3):
+    rng = np.random.default_rng(seed)
+    lp = rng.normal(-1.2, 0.4, (N, T))                      # log π_θ
+    old = lp + rng.normal(0, spread, (N, T))                # log π_old: ratios from ~0.5 to ~2
+    ref = lp + rng.normal(0, 0.3, (N, T))                   # log π_ref
+    m = (rng.random((N, T)) < 0.75).astype(float)
+    m[:, 0] = 1                                             # every answer has a token
+    adv = rng.normal(size=N)
+    return lp, old, ref, m, adv
+
+
+# ----------------------------------------------------------------------------- library formulas
+# TRL 1.16.0, trl/trainer/grpo_trainer.py, GRPOTrainer._compute_loss
+def trl_loss(lp, old, adv, mask, *, loss_type="grpo", level="token", eps_low=0.2, eps_high=0.2, delta=None,
+             cispo=False, beta=0.0, ref=None, bias_correction=True, entropy_mask=None, max_completion_length=None,
+             micro_batch=None, frozen=None):
+    """TRL's loss for one generation batch. ``frozen``: the log π at which `.detach()`ed factors are
+    evaluated (default: ``lp`` itself)."""
+    frozen = lp if frozen is None else frozen
+    A = adv[:, None]
+    log_ratio = lp - old
+    if level == "token":                                                          # :3084-3085
+        log_w = log_ratio
+    else:                                                                         # :3086-3088
+        log_w = ((log_ratio * mask).sum(-1) / np.maximum(mask.sum(-1), 1.0))[:, None]
+    coef_1 = np.exp(log_w)                                                        # :3095
+    if beta != 0.0:                                                               # :3098-3105
+        per_token_kl = np.exp(ref - lp) - (ref - lp) - 1
+        if bias_correction:
+            per_token_kl = per_token_kl * coef_1
+    if cispo:                                                                     # :3109-3111
+        frozen_log_w = frozen - old if level == "token" else (
+            ((frozen - old) * mask).sum(-1) / mask.sum(-1))[:, None]
+        clamped = np.minimum(np.exp(frozen_log_w), eps_high)                      # .detach()
+        per_token_loss = -clamped * A * lp
+    else:                                                                         # :3112-3120
+        coef_2 = np.clip(coef_1, 1 - eps_low, 1 + eps_high)
+        if delta is not None:
+            coef_1 = np.minimum(coef_1, delta)
+        per_token_loss = -np.minimum(coef_1 * A, coef_2 * A)
+    per_token_loss = per_token_loss * np.ones_like(mask)                         # (B, 1) broadcasts
+    if entropy_mask is not None:                                                  # :3143-3144
+        per_token_loss = per_token_loss * entropy_mask
+    if beta != 0.0:                                                               # :3149-3150
+        per_token_loss = per_token_loss + beta * per_token_kl
+    if loss_type == "grpo":                                                       # :3153-3157
+        return ((per_token_loss * mask).sum(-1) / np.maximum(mask.sum(-1), 1.0)).mean()
+    if loss_type == "bnpo":   # :3158-3162, one micro-batch per device step, ÷ gradient-accumulation steps
+        chunks = range(0, len(mask), micro_batch)
+        return sum((per_token_loss[i:i + micro_batch] * mask[i:i + micro_batch]).sum()
+                   / max(mask[i:i + micro_batch].sum(), 1.0) for i in chunks) / len(chunks)
+    if loss_type == "dr_grpo":                                                    # :3163-3167
+        return (per_token_loss * mask).sum() / (per_token_loss.shape[0] * max_completion_length)
+    if loss_type == "dapo":   # :3168-3174, one process, steps_per_generation = accumulation steps
+        return (per_token_loss * mask).sum() / max(mask.sum(), 1.0)
+    raise AssertionError(loss_type)
+
+
+# verl 0.9.1, verl/trainer/ppo/core_algos.py
+def verl_agg(loss_mat, mask, mode):                                              # agg_loss, :1140-1206
+    if mode == "token-mean":                                                      # :1170-1175
+        return (loss_mat * mask).sum() / mask.sum()
+    if mode == "seq-mean-token-mean":                                             # :1194-1202
+        seq = (loss_mat * mask).sum(-1) / (mask.sum(-1) + 1e-8)
+        return seq.sum() / (mask.sum(-1) > 0).sum()
+    raise AssertionError(mode)
+
+
+VERL_REL = 1e-7   # seq-mean-token-mean divides by (length + 1e-8): relative differences of ~1e-8
+
+
+def verl_vanilla(lp, old, adv, mask, clip_low=0.2, clip_high=0.2, clip_ratio_c=3.0, mode="token-mean"):
+    A = adv[:, None] * np.ones_like(mask)             # compute_policy_loss_vanilla, :1286-1376
+    ratio = np.exp(np.clip(lp - old, -20.0, 20.0))                                # :1339-1341
+    pg_losses1 = -A * ratio
+    pg_losses2 = -A * np.clip(ratio, 1 - clip_low, 1 + clip_high)
+    clip_pg_losses1 = np.maximum(pg_losses1, pg_losses2)
+    pg_losses3 = -A * clip_ratio_c                                                # :1355
+    clip_pg_losses2 = np.minimum(pg_losses3, clip_pg_losses1)                     # :1356
+    pg_losses = np.where(A < 0, clip_pg_losses2, clip_pg_losses1)                 # :1361
+    return verl_agg(pg_losses, mask, mode)
+
+
+def verl_gspo(lp, old, adv, mask, clip_low=0.2, clip_high=0.2, mode="seq-mean-token-mean", frozen=None):
+    frozen = lp if frozen is None else frozen         # compute_policy_loss_gspo, :1545-1620
+    A = adv[:, None]
+    seq = ((frozen - old) * mask).sum(-1) / np.maximum(mask.sum(-1), 1)           # :1583-1584 (detached)
+    log_s = np.minimum(lp - frozen + seq[:, None], 10.0)                          # :1589-1590
+    s = np.exp(log_s)
+    pg_losses = np.maximum(-A * s, -A * np.clip(s, 1 - clip_low, 1 + clip_high))  # :1595-1597
+    return verl_agg(pg_losses, mask, mode)
+
+
+def verl_cispo(lp, old, adv, mask, clip_low=0.2, clip_high=0.2, mode="token-mean", frozen=None):
+    frozen = lp if frozen is None else frozen         # compute_policy_loss_cispo, :2047-2100
+    ratio = np.exp(np.clip(frozen - old, -20.0, 20.0))                            # :2072-2074
+    clipped_ratio_sg = np.clip(ratio, 1 - clip_low, 1 + clip_high)                # :2079-2080 (detached)
+    return verl_agg(-clipped_ratio_sg * adv[:, None] * lp, mask, mode)            # :2084
+
+
+def library_grad(loss, lp, **kw):
+    """The autograd gradient of a library loss: finite differences with the detached factors frozen."""
+    return central(lambda x: loss(x, frozen=lp, **kw), lp)
+
+
+# ----------------------------------------------------------------------------- finite differences
+CONFIGS = [
+    dict(),
+    dict(delta=1.5),
+    dict(delta=1.1, eps_high=0.28),
+    dict(ratio_level="sequence"),
+    dict(ratio_level="sequence", loss_type="dapo", delta=1.3),
+    dict(loss_type="bnpo", micro_batch=2),
+    dict(loss_type="dr_grpo", max_len=8, delta=2.0),
+    dict(beta=0.1, kl_bias_correction=True),
+    dict(beta=0.1, kl_bias_correction=True, ratio_level="sequence"),
+    dict(beta=0.1, pg_mask="entropy"),
+    dict(loss_type="sum", pg_mask="entropy", ratio_level="sequence"),
+]
+
+
+def _kw(cfg, m, seed=0):
+    cfg = dict(cfg)
+    if cfg.get("pg_mask") == "entropy":
+        h = np.random.default_rng(seed + 100).random(m.shape)
+        cfg["pg_mask"] = rl.high_entropy_mask(h, m, 0.4)
+    return cfg
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_variant_gradient_matches_finite_differences(cfg, seed):
+    lp, old, ref, m, adv = batch(seed)
+    kw = _kw(cfg, m, seed)
+    loss, g = rl.policy_loss(lp, old, adv, m, ref_logp=ref, **kw)
+    fd = central(lambda x: rl.policy_loss(x, old, adv, m, ref_logp=ref, **kw)[0], lp)
+    np.testing.assert_allclose(g, fd * m, atol=1e-8)
+    assert np.all(g[m == 0] == 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_cispo_gradient_is_the_stop_gradient_weight(seed, level):
+    # sg(ŵ): the gradient is the finite difference with the ratio held fixed; shifting old_logp with
+    # logp keeps every ratio (token or sequence) where it is
+    lp, old, ref, m, adv = batch(seed, spread=0.5)
+    kw = dict(loss_mode="cispo", eps_low=None, eps_high=0.3, ratio_level=level, beta=0.05)
+    _, g = rl.policy_loss(lp, old, adv, m, ref_logp=ref, **kw)
+    fd = central(lambda x: rl.policy_loss(x, old + (x - lp), adv, m, ref_logp=ref, **kw)[0], lp)
+    np.testing.assert_allclose(g, fd * m, atol=1e-8)
+    ratio = np.exp(lp - old)
+    assert (ratio > 1.3).any() and (ratio < 0.8).any()     # both ends of the clip are exercised
+
+
+# ----------------------------------------------------------------------------- against TRL 1.16.0
+TRL_CASES = [
+    (dict(), dict()),
+    (dict(delta=1.5), dict(delta=1.5)),
+    (dict(delta=1.1, eps_high=0.28), dict(delta=1.1, eps_high=0.28)),
+    (dict(ratio_level="sequence"), dict(level="sequence")),
+    (dict(ratio_level="sequence", loss_type="dapo"), dict(level="sequence", loss_type="dapo")),
+    (dict(loss_type="bnpo", micro_batch=2), dict(loss_type="bnpo", micro_batch=2)),
+    (dict(loss_type="bnpo", micro_batch=1), dict(loss_type="bnpo", micro_batch=1)),
+    (dict(loss_type="dr_grpo", max_len=8), dict(loss_type="dr_grpo", max_completion_length=8)),
+    (dict(beta=0.1), dict(beta=0.1, bias_correction=False)),
+    (dict(beta=0.1, kl_bias_correction=True), dict(beta=0.1, bias_correction=True)),
+    (dict(beta=0.1, kl_bias_correction=True, ratio_level="sequence"),
+     dict(beta=0.1, bias_correction=True, level="sequence")),
+    # TRL's cispo: clamp(coef_1, max=epsilon_high), epsilon_high being the cap itself (recommended 5.0)
+    (dict(loss_mode="cispo", eps_low=None, eps_high=0.25, loss_type="dapo"),
+     dict(cispo=True, eps_high=1.25, loss_type="dapo")),
+    (dict(loss_mode="cispo", eps_low=None, eps_high=0.25, ratio_level="sequence"),
+     dict(cispo=True, eps_high=1.25, level="sequence")),
+]
+
+
+@pytest.mark.parametrize("toy_kw, trl_kw", TRL_CASES)
+@pytest.mark.parametrize("seed", [0, 3])
+def test_variant_matches_trl_formula(toy_kw, trl_kw, seed):
+    lp, old, ref, m, adv = batch(seed, spread=0.4)
+    trl_kw = {"eps_high": toy_kw.get("eps_high", 0.2), **trl_kw}
+    loss, g = rl.policy_loss(lp, old, adv, m, ref_logp=ref, **toy_kw)
+    assert loss == pytest.approx(trl_loss(lp, old, adv, m, ref=ref, **trl_kw), abs=1e-12)
+    np.testing.assert_allclose(g, library_grad(trl_loss, lp, old=old, adv=adv, mask=m, ref=ref, **trl_kw) * m,
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_high_entropy_tokens_match_trl(seed):
+    lp, old, ref, m, adv = batch(seed)
+    h = np.random.default_rng(seed).gamma(1.0, size=m.shape)
+    keep = rl.high_entropy_mask(h, m, 0.3)
+    # get_high_entropy_mask, trl/trainer/grpo_trainer.py:1380-1416, called with 1 - top_entropy_quantile (:3050)
+    threshold = np.quantile(h[m.astype(bool)], 1 - 0.3)                          # torch.quantile, linear
+    trl_keep = ((h * m) >= threshold) & m.astype(bool)                            # :1414-1416
+    np.testing.assert_array_equal(keep, trl_keep.astype(float))
+    loss, g = rl.policy_loss(lp, old, adv, m, loss_type="dapo", pg_mask=keep, beta=0.1, ref_logp=ref)
+    kw = dict(old=old, adv=adv, mask=m, loss_type="dapo", entropy_mask=keep, beta=0.1, ref=ref, bias_correction=False)
+    assert loss == pytest.approx(trl_loss(lp, **kw), abs=1e-12)
+    np.testing.assert_allclose(g, library_grad(trl_loss, lp, **kw) * m, atol=1e-8)
+    # the policy-gradient term of a dropped token is gone, its KL term stays, the normaliser is unchanged
+    _, g0 = rl.policy_loss(lp, old, adv, m, loss_type="dapo", pg_mask=keep)
+    assert np.all(g0[(keep == 0)] == 0) and np.any(g0[keep == 1] != 0)
+
+
+def naive_quantile(x, q):
+    """The linearly interpolated quantile of a sorted list, by hand (numpy's and torch's default)."""
+    s = sorted(x)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    return s[lo] + (pos - lo) * (s[min(lo + 1, len(s) - 1)] - s[lo])
+
+
+def test_high_entropy_mask_by_hand():
+    h = np.array([[0.1, 0.9, 0.5, 7.0], [0.3, 0.2, 0.8, 0.0]])
+    m = np.array([[1, 1, 1, 0], [1, 1, 1, 1.0]])
+    # generated entropies 0.1 .9 .5 .3 .2 .8 0: the top 30 % quantile is at 0.56; the masked 7.0 never counts
+    assert naive_quantile([0.1, 0.9, 0.5, 0.3, 0.2, 0.8, 0.0], 0.7) == pytest.approx(0.56)
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m, 0.3), [[0, 1, 0, 0], [0, 0, 1, 0]])
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m, 1.0), m)
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m, 0.0), [[0, 1, 0, 0], [0, 0, 0, 0]])
+
+
+def test_token_entropy_by_hand():
+    np.testing.assert_allclose(rl.token_entropy(np.zeros((2, 4))), np.log(4))
+    p = np.array([0.7, 0.2, 0.1])
+    assert rl.token_entropy(np.log(p)) == pytest.approx(-(p * np.log(p)).sum())
+
+
+# ----------------------------------------------------------------------------- against verl 0.9.1
+@pytest.mark.parametrize("seed", [0, 5])
+@pytest.mark.parametrize("delta", [1.2, 1.5, 3.0])
+def test_two_sided_clip_is_verls_dual_clip(seed, delta):
+    # δ ≥ 1 + ε_high: TRL's delta and verl's clip_ratio_c are the same loss; ratios up to ~5 reach past δ
+    lp, old, ref, m, adv = batch(seed, spread=0.8)
+    i = np.argmin(adv)
+    old[i, 0] = lp[i, 0] - np.log(delta + 0.5)             # a token with A < 0 and ρ > δ
+    assert adv[i] < 0 and m[i, 0] == 1
+    for mode, lt in (("token-mean", "dapo"), ("seq-mean-token-mean", "grpo")):
+        loss, g = rl.policy_loss(lp, old, adv, m, loss_type=lt, delta=delta)
+        assert loss == pytest.approx(verl_vanilla(lp, old, adv, m, clip_ratio_c=delta, mode=mode), rel=VERL_REL)
+        fd = central(lambda x: verl_vanilla(x, old, adv, m, clip_ratio_c=delta, mode=mode), lp)
+        np.testing.assert_allclose(g, fd * m, atol=1e-8)
+    # without δ the toy is plain PPO, which verl's dual clip (always on, default 3) is not
+    one = (np.array([[np.log(4.0)]]), np.zeros((1, 1)), np.array([-1.0]), np.ones((1, 1)))   # ρ = 4, A = −1
+    assert rl.policy_loss(*one)[0] == pytest.approx(4.0) and verl_vanilla(*one) == pytest.approx(3.0)
+    assert rl.policy_loss(*one, delta=3.0)[0] == pytest.approx(3.0)
+
+
+def test_two_sided_surrogate_by_hand():
+    # A = −1, ρ = 4, δ = 3: PPO's surrogate is −4 (gradient −1), the two-sided one the constant −3
+    assert rl.clipped_surrogate(4.0, -1.0) == -4.0
+    assert rl.two_sided_surrogate(4.0, -1.0, delta=3.0) == -3.0
+    assert rl.two_sided_surrogate_grad(4.0, -1.0, delta=3.0) == 0.0
+    assert rl.two_sided_surrogate_grad(2.0, -1.0, delta=3.0) == -1.0
+    assert rl.two_sided_surrogate(4.0, 1.0, delta=3.0) == pytest.approx(1.2)   # A > 0: the usual clip
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_gspo_matches_verl_gspo(seed):
+    # verl's token-level s_it = sg(s_i)·π/sg(π) has the value of s_i and the same gradient as TRL's s_i
+    lp, old, ref, m, adv = batch(seed)
+    for mode, lt in (("seq-mean-token-mean", "grpo"), ("token-mean", "dapo")):
+        loss, g = rl.policy_loss(lp, old, adv, m, loss_type=lt, ratio_level="sequence")
+        assert loss == pytest.approx(verl_gspo(lp, old, adv, m, mode=mode), rel=VERL_REL)
+        np.testing.assert_allclose(g, library_grad(verl_gspo, lp, old=old, adv=adv, mask=m, mode=mode) * m,
+                                   atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_cispo_matches_verl_cispo(seed):
+    # verl clips the weight on both sides, clip(ρ, 1 − clip_ratio_low, 1 + clip_ratio_high)
+    lp, old, ref, m, adv = batch(seed, spread=0.5)
+    loss, g = rl.policy_loss(lp, old, adv, m, loss_type="dapo", loss_mode="cispo", eps_low=0.2, eps_high=0.28)
+    assert loss == pytest.approx(verl_cispo(lp, old, adv, m, 0.2, 0.28), abs=1e-12)
+    np.testing.assert_allclose(g, library_grad(verl_cispo, lp, old=old, adv=adv, mask=m,
+                                               clip_low=0.2, clip_high=0.28) * m, atol=1e-8)
+
+
+def test_cispo_keeps_the_gradient_ppo_clips():
+    # one token, A = +1, ρ = 1.5 > 1 + ε: PPO's gradient is 0, CISPO's is −ŵ·A = −1.2 (as a loss)
+    lp, old, m = np.array([[np.log(1.5)]]), np.zeros((1, 1)), np.ones((1, 1))
+    assert rl.policy_loss(lp, old, np.array([1.0]), m)[1][0, 0] == 0.0
+    g = rl.policy_loss(lp, old, np.array([1.0]), m, loss_mode="cispo", eps_low=0.2, eps_high=0.2)[1]
+    assert g[0, 0] == pytest.approx(-1.2)
+    assert rl.cispo_weight(1.5, None, 4.0) == 1.5 and rl.cispo_weight(0.01, None, 4.0) == 0.01
+    assert rl.cispo_weight(0.01, 0.2, 4.0) == 0.8
+
+
+# ----------------------------------------------------------------------------- identities
+def test_neutral_variants_equal_the_default_path():
+    lp, old, ref, m, adv = batch(0)
+    for lt in ("grpo", "dapo", "dr_grpo", "sum"):
+        loss, g = rl.policy_loss(lp, old, adv, m, loss_type=lt, beta=0.1, ref_logp=ref)
+        for kw in (dict(delta=1e9), dict(pg_mask=m.copy())):
+            l2, g2 = rl.policy_loss(lp, old, adv, m, loss_type=lt, beta=0.1, ref_logp=ref, **kw)
+            assert l2 == pytest.approx(loss, abs=1e-14)
+            np.testing.assert_allclose(g2, g, atol=1e-15)
+    # bnpo with the whole batch as one micro-batch is "dapo"; with one answer per micro-batch "grpo"
+    for mb, lt in ((None, "dapo"), (4, "dapo"), (1, "grpo")):
+        np.testing.assert_allclose(rl.bnpo_weights(m, mb), rl.aggregate_weights(m, lt), atol=1e-15)
+    # a one-token answer has its token ratio as its sequence ratio
+    m1 = np.zeros_like(m)
+    m1[:, 2] = 1
+    for kw in (dict(), dict(beta=0.1, ref_logp=ref, kl_bias_correction=True)):
+        a = rl.policy_loss(lp, old, adv, m1, **kw, delta=50.0)
+        b = rl.policy_loss(lp, old, adv, m1, **kw, ratio_level="sequence")
+        assert a[0] == pytest.approx(b[0], abs=1e-14)
+        np.testing.assert_allclose(a[1], b[1], atol=1e-14)
+
+
+def test_sequence_log_ratio_by_hand():
+    lp = np.array([[0.0, -1.0, -2.0], [-1.0, -1.0, 0.0]])
+    old = np.array([[-0.5, -1.0, 9.0], [-1.5, -0.5, 0.0]])
+    m = np.array([[1, 1, 0], [1, 1, 1.0]])
+    np.testing.assert_allclose(rl.sequence_log_ratio(lp, old, m), [0.25, 0.0])
+
+
+@pytest.mark.parametrize("bias_correction, direction", [(True, "forward"), (False, "reverse")])
+def test_expected_kl_gradient_direction(bias_correction, direction):
+    # a softmax policy over K answers, one token each, on policy (ρ = 1): the expected gradient of
+    # β·ρ·k3 (TRL 1.16.0's default use_bias_correction_kl=True) is ∇KL(π_θ‖π_ref); of plain k3, ∇KL(π_ref‖π_θ)
+    theta, ref_logits = np.array([0.3, -0.5, 1.1, 0.0]), np.array([-0.2, 0.4, 0.1, 0.6])
+    lsm = lambda z: z - np.log(np.exp(z).sum())
+    logpi, logref = lsm(theta), lsm(ref_logits)
+    pi = np.exp(logpi)
+    expected = np.zeros(4)
+    for a in range(4):
+        lp = np.array([[logpi[a]]])
+        _, g = rl.policy_loss(lp, lp, np.zeros(1), np.ones((1, 1)), beta=1.0, ref_logp=np.array([[logref[a]]]),
+                              kl_bias_correction=bias_correction)
+        expected += pi[a] * g[0, 0] * (np.eye(4)[a] - pi)          # d log π_a / dθ = e_a − π
+    forward = lambda z: (np.exp(lsm(z)) * (lsm(z) - logref)).sum()
+    reverse = lambda z: (np.exp(logref) * (logref - lsm(z))).sum()
+    want = central(forward if direction == "forward" else reverse, theta)
+    np.testing.assert_allclose(expected, want, atol=1e-8)
+
+
+def test_verl_k3_plus_follows_the_forward_kl():
+    # verl 0.9.1 kl_penalty with "k3+" (verl/trainer/ppo/core_algos.py:2211-2213): the value of k3, the
+    # gradient of k2 = ½(log π − log π_ref)²; on samples from π its expected gradient is ∇KL(π_θ‖π_ref)
+    theta, ref_logits = np.array([0.3, -0.5, 1.1, 0.0]), np.array([-0.2, 0.4, 0.1, 0.6])
+    lsm = lambda z: z - np.log(np.exp(z).sum())
+    logpi, logref = lsm(theta), lsm(ref_logits)
+    pi = np.exp(logpi)
+    d_k2 = logpi - logref                                           # d k2 / d log π, per answer
+    expected = (pi[:, None] * d_k2[:, None] * (np.eye(4) - pi)).sum(axis=0)
+    forward = lambda z: (np.exp(lsm(z)) * (lsm(z) - logref)).sum()
+    np.testing.assert_allclose(expected, central(forward, theta), atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- bad input
+def _args():
+    lp, old, ref, m, adv = batch(0)
+    return dict(logp=lp, old_logp=old, adv=adv, mask=m, ref_logp=ref)
+
+
+BAD = [
+    (dict(ratio_level="seq"), "ratio_level"),
+    (dict(loss_mode="ppo"), "loss_mode"),
+    (dict(loss_type="bnp"), "loss_type"),
+    (dict(delta=1.0), "delta"),
+    (dict(delta="2"), "delta"),
+    (dict(loss_type="bnpo", micro_batch=3), "micro_batch"),
+    (dict(loss_type="bnpo", micro_batch=0), "micro_batch"),
+    (dict(loss_type="bnpo", micro_batch=1.5), "micro_batch"),
+    (dict(loss_type="dapo", micro_batch=2), "micro_batch"),
+    (dict(pg_mask=np.ones((2, 2))), "pg_mask"),
+    (dict(pg_mask=np.full((4, 6), 0.5)), "pg_mask"),
+    (dict(kl_bias_correction="yes"), "kl_bias_correction"),
+    (dict(loss_mode="cispo", delta=2.0), "delta"),
+    (dict(loss_mode="cispo", eps_low=None, eps_high=None), "eps_high"),
+    (dict(loss_mode="cispo", eps_low=1.5), "eps_low"),
+    (dict(loss_mode="cispo", eps_high=-1.0), "eps_high"),
+    (dict(ratio_level="sequence", mask=np.zeros((4, 6))), "mask"),
+    (dict(delta=2.0, beta=0.1, ref_logp=None), "ref_logp"),
+    (dict(delta=2.0, adv=np.ones(3)), "adv"),
+]
+
+
+@pytest.mark.parametrize("kw, name", BAD)
+def test_bad_input_names_the_argument(kw, name):
+    args = {**_args(), **kw}
+    with pytest.raises(ValueError, match=name):
+        rl.policy_loss(**args)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: rl.high_entropy_mask(np.ones((2, 3)), np.ones((2, 3)), 1.5), "top_quantile"),
+    (lambda: rl.high_entropy_mask(np.ones((2, 3)), np.ones((3, 2)), 0.2), "mask"),
+    (lambda: rl.high_entropy_mask(np.ones((2, 3)), np.zeros((2, 3)), 0.2), "mask"),
+    (lambda: rl.bnpo_weights(np.ones((4, 3)), 3), "micro_batch"),
+    (lambda: rl.cispo_weight(-1.0), "ratio"),
+    (lambda: rl.sequence_log_ratio(np.zeros((2, 2)), np.zeros((2, 3)), np.ones((2, 2))), "old_logp"),
+    (lambda: rl.two_sided_surrogate(1.0, 1.0, delta=0.5), "delta"),
+    (lambda: rl.token_entropy("x"), "logits"),
+])
+def test_bad_input_of_the_helpers(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
