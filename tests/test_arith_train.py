@@ -239,6 +239,26 @@ def test_dynamic_sampling_batches_have_no_degenerate_groups(data):
     assert drawn > cfg.n_prompts * cfg.G and deg > 0
 
 
+def test_drop_degenerate_keeps_the_mixed_groups_of_one_draw_and_rescales_the_step(data):
+    """The §II.5 control: the same draw as GRPO, the all-equal groups left out of the loss. Their
+    advantages are 0, so the update is GRPO's, multiplied by B / (number of mixed groups)."""
+    train, _ = data
+    plain, drop = T.GRPOConfig(mu=1), T.GRPOConfig(mu=1, drop_degenerate=True)
+    b0, s0, r0, drawn0, deg0 = T._grpo_batch(train, plain, A.Model(), np.random.default_rng(3))
+    b1, s1, r1, drawn1, deg1 = T._grpo_batch(train, drop, A.Model(), np.random.default_rng(3))
+    mixed = rl.mixed_groups(r0)
+    assert 0 < mixed.sum() < len(r0)                                   # the case has both kinds
+    np.testing.assert_array_equal(r1, r0[mixed])
+    np.testing.assert_array_equal(s1.method, s0.method[mixed])
+    assert drawn1 == drawn0 == plain.n_prompts * plain.G and deg1 == deg0
+    steps = []
+    for s, r, cfg in ((s0, r0, plain), (s1, r1, drop)):
+        m = A.Model()
+        T.grpo_step(m, s, rl.grpo_advantages(r), cfg)
+        steps.append(m.delta - A.Model().delta)
+    np.testing.assert_allclose(steps[1], steps[0] * len(r0) / mixed.sum(), rtol=1e-10, atol=1e-14)
+
+
 def test_overlong_switch_on_a_hand_made_batch():
     correct = np.array([[1, 0], [1, 1], [0, 1]])
     n_steps = np.array([8, 10, 12])
@@ -343,6 +363,7 @@ BAD_INPUTS = [
     (T.GRPOConfig, (), {"lr": -4}, "lr"),
     (T.GRPOConfig, (), {"max_draws": 0}, "max_draws"),
     (T.GRPOConfig, (), {"dynamic_sampling": "yes"}, "dynamic_sampling"),
+    (T.GRPOConfig, (), {"drop_degenerate": 1}, "drop_degenerate"),
     (T.GRPOConfig, (), {"loss_type": "token"}, "loss_type"),
     (T.GRPOConfig, (), {"max_len": 3}, "max_len"),
     (T.GRPOConfig, (), {"overlong_buffer": 0}, "overlong_buffer"),

@@ -83,6 +83,24 @@ def test_rl_sharpens_and_loses_the_tricky_problems(data):
     assert np.mean(1 - (1 - base) ** k) > np.mean(1 - (1 - rl) ** k) + 0.2   # base wins at large k
 
 
+def test_steps_right_is_the_event_p_solve_computes(data):
+    """Against sampling (its mean → p_solve), against verify (every right-step solution has the
+    right answer; the converse fails only on cancelling mistakes), and by hand for one-method models."""
+    _, test = data
+    sub = test.subset(np.arange(40))
+    m = V.Model()
+    s = V.sample(m, sub, 4000, np.random.default_rng(2))
+    ok, ans = V.steps_right(s, sub), V.verify(s, sub)
+    assert ok.shape == ans.shape == (40, 4000)
+    assert np.all(ok <= ans)                                               # right steps → right answer
+    assert 0 < (ans - ok).sum() < 0.1 * ans.sum()                          # a few cancellations
+    se = np.sqrt(V.p_solve(m, sub) * (1 - V.p_solve(m, sub)) / 4000) + 1e-9
+    assert np.all(np.abs(ok.mean(1) - V.p_solve(m, sub)) < 5 * se + 1e-3)
+    usual = _always(V.USUAL)
+    np.testing.assert_array_equal(V.steps_right(V.sample(usual, sub, 3, np.random.default_rng(0)), sub),
+                                  np.repeat(~V.is_tricky(sub)[:, None], 3, axis=1).astype(float))
+
+
 def test_bad_input(data):
     train, test = data
     with pytest.raises(ValueError, match="n must"):
@@ -102,6 +120,8 @@ BAD_INPUTS = [
     (V.Model, (), {"delta": np.zeros((5, 3))}, "delta"),
     (V.Model().probs, (), {"temperature": 0}, "temperature"),
     (V.tricky_steps, ("problems",), {}, "problems"),
+    (V.steps_right, ("samples", _TE), {}, "samples"),
+    (V.steps_right, (_S, _TR), {}, "samples and problems"),
     (V.is_tricky, (None,), {}, "problems"),
     (V.sample, (V.Model(), _TE, 0, _RNG), {}, "n"),
     (V.sample, (V.Model(), _TE, 2, None), {}, "rng"),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from toy import ledger as lg
-from toy.ledger import BEYOND, NOT, PARTLY, REPRODUCED, Ledger, close, holds, verdict
+from toy.ledger import BEYOND, NOT, PARTLY, REPRODUCED, Ledger, close, effect, holds, no_effect, verdict
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -37,6 +37,33 @@ def test_holds_by_hand(conditions, expected):
 ])
 def test_verdict_by_hand(ok, partly, expected):
     assert verdict(ok, partly) == expected
+
+
+@pytest.mark.parametrize("args, kwargs, expected", [
+    ((0.081, 0.029), {}, REPRODUCED),                    # 2.8 s.e.
+    ((0.040, 0.020), {}, REPRODUCED),                    # exactly 2 s.e.
+    ((0.039, 0.020), {}, PARTLY),                        # right sign, 1.95 s.e.
+    ((-0.01, 0.02), {}, NOT),                            # reversed
+    ((0.0, 0.0), {}, NOT),                               # no effect at all
+    ((-0.05, 0.01), {"sign": -1}, REPRODUCED),           # a claimed decrease
+    ((0.05, 0.01), {"sign": -1}, NOT),
+    ((0.03, 0.02), {"k": 1}, REPRODUCED),
+])
+def test_effect_by_hand(args, kwargs, expected):
+    assert effect(*args, **kwargs) == expected
+
+
+@pytest.mark.parametrize("args, kwargs, expected", [
+    ((0.005, 0.004, 0.03), {}, REPRODUCED),              # 1.25 s.e. and small
+    ((0.023, 0.002, 0.03), {}, PARTLY),                  # small but 11 s.e.: real
+    ((-0.023, 0.004, 0.03), {}, PARTLY),                 # 5.75 s.e. below
+    ((0.04, 0.03, 0.03), {}, NOT),                       # within noise, but not small
+    ((0.0, 0.0, 0.03), {}, REPRODUCED),                  # exactly none (an exact computation)
+    ((0.001, 0.0, 0.03), {}, PARTLY),                    # exact, small, not zero
+    ((0.01, 0.004, 0.03), {"k": 3}, REPRODUCED),
+])
+def test_no_effect_by_hand(args, kwargs, expected):
+    assert no_effect(*args, **kwargs) == expected
 
 
 def _ledger():
@@ -112,6 +139,10 @@ BAD_INPUTS = [
     (close, (0.5, 0.5, 0.1, 0.05), {}, "tol_partly"),
     (close, (0.5, 0.5, 0.1, np.inf), {}, "tol_partly"),
     (holds, (), {}, "conditions"),
+    (effect, (0.1, -0.01), {}, "se"), (effect, (float("nan"), 0.01), {}, "diff"),
+    (effect, ([0.1, 0.2], 0.01), {}, "diff"), (effect, (0.1, 0.01), {"sign": 2}, "sign"),
+    (effect, (0.1, 0.01), {"k": -1}, "k"), (no_effect, (0.1, 0.01, -0.1), {}, "tol"),
+    (no_effect, (0.1, float("inf"), 0.1), {}, "se"),
     (Ledger().claim, ("§1", "c", "l", "b", "crit", "yes"), {}, "verdict"),
     (Ledger().claim, ("§1", "c", "l", "b", "crit", REPRODUCED), {"kind": "algebra"}, "kind"),
     (Ledger().claim, ("§1", "c", "l", 0.5, "crit", REPRODUCED), {}, "book"),

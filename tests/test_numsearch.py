@@ -143,6 +143,47 @@ def test_exact_grad_matches_finite_differences():
     assert np.sum(g * d) == pytest.approx((J_of(theta + h * d) - J_of(theta - h * d)) / (2 * h), rel=1e-5)
 
 
+def test_per_target_gradients_match_finite_differences_and_average_to_the_gradient():
+    rng = np.random.default_rng(4)
+    theta = ns.weak_prior() + rng.normal(size=(ns.S, ns.A))
+    per = ns.exact_grad(theta, per_target=True)                     # (N, S, A)
+    assert per.shape == (ns.N, ns.S, ns.A)
+    assert np.allclose(per.mean(axis=0), ns.exact_grad(theta), atol=1e-15)
+    d, h = rng.normal(size=theta.shape), 1e-5
+    fd = (ns.exact_J(ns.policy_probs(theta + h * d), per_target=True)
+          - ns.exact_J(ns.policy_probs(theta - h * d), per_target=True)) / (2 * h)    # (N,)
+    assert np.allclose(np.tensordot(per, d, axes=2), fd, rtol=1e-5, atol=1e-10)
+
+
+def test_optimal_action_values_by_playing_each_guess_then_binary_search():
+    """Q*(s, g) by hand: guess g in s, then binary search (optimal) from wherever it leads."""
+    Q, V = ns.optimal_action_values(), ns.optimal_values()
+    for lo, hi, left in [(1, 16, 4), (9, 16, 3), (1, 7, 3), (9, 11, 2), (4, 4, 1), (3, 12, 2)]:
+        s = ns.state_index(lo, hi, left)
+        assert Q[s].max() == pytest.approx(V[left, lo - 1, hi - 1])
+        for g in range(1, 17):
+            pi = ns.binary_search_policy()
+            pi[s] = np.eye(16)[g - 1]
+            assert Q[s, g - 1] == pytest.approx(ns.exact_J(pi, start=(lo, hi, left)), abs=1e-12)
+    assert np.allclose(Q[ns.state_index(1, 16, 4)], ns.opening_ceilings())
+
+
+def test_regret_by_guess_sums_to_the_gap_and_lands_where_the_mistake_is():
+    pi = ns.policy_probs(ns.weak_prior() + np.random.default_rng(5).normal(size=(ns.S, ns.A)))
+    r = ns.regret_by_guess(pi)
+    assert r.shape == (ns.T,) and np.all(r >= -1e-15)
+    assert r.sum() == pytest.approx(15 / 16 - ns.exact_J(pi), abs=1e-12)
+    assert np.allclose(ns.regret_by_guess(ns.binary_search_policy()), 0)
+    bad_open = ns.binary_search_policy()
+    bad_open[ns.state_index(1, 16, 4)] = np.eye(16)[3]             # open with 4, then optimal
+    assert np.allclose(ns.regret_by_guess(bad_open), [15 / 16 - 11 / 16, 0, 0, 0])
+    bad_second = ns.binary_search_policy()                          # 8 → higher → 11 instead of 12
+    bad_second[ns.state_index(9, 16, 3)] = np.eye(16)[10]
+    r2 = ns.regret_by_guess(bad_second)
+    assert r2[0] == r2[2] == r2[3] == 0 and r2[1] == pytest.approx(15 / 16 - ns.exact_J(bad_second))
+    assert r2[1] > 0
+
+
 def test_advantage_after_8_higher_12_lower():
     """Uniform on {9,10,11} with 2 guesses left, then (with 1 left) any feasible guess:
     Q(10) = 1, Q(11) = 1/3 + 2/3 · 1/2 = 2/3, V = (1 + 2/3 + 2/3)/3 = 7/9."""
@@ -294,6 +335,8 @@ BAD_INPUTS = [
     (ns.exact_J, (_PI,), {"start": (1, 16.5, 4)}, "hi"),
     (ns.exact_J, (_PI,), {"per_target": "yes"}, "per_target"),
     (ns.exact_grad, (_TH[:3],), {}, "theta"),
+    (ns.exact_grad, (_TH,), {"per_target": 1}, "per_target"),
+    (ns.regret_by_guess, (_PI[:3],), {}, "pi"),
     (ns.state_visits, (-_PI,), {}, "pi"),
     (ns.action_values, (_PI, 1, 16, 0), {}, "left"),
     (ns.action_values, (_PI, 0, 16, 4), {}, "lo"),

@@ -112,6 +112,54 @@ def test_reinforce_estimate_is_unbiased_in_the_start_state():
     assert np.abs(est - exact).max() < 0.01 < np.abs(exact).max()
 
 
+def test_advantage_gap_matches_enumeration_of_every_group():
+    """c(p) = E[Â(win) − Â(loss)] by brute force over the 2^G reward vectors of a group."""
+    import itertools
+    G = 6
+    for kind in ("reinforce", "rloo", "grpo", "dr_grpo"):
+        for p in (0.0, 0.1, 0.5, 0.83, 1.0):
+            num = den_w = den_l = 0.0
+            acc_w = acc_l = 0.0
+            for r in itertools.product([0.0, 1.0], repeat=G):
+                r = np.array(r)
+                prob = np.prod(np.where(r == 1, p, 1 - p))
+                a = rl.advantages(r, kind)[0]                        # the first sample's advantage
+                if r[0] == 1:
+                    acc_w += prob * a; den_w += prob
+                else:
+                    acc_l += prob * a; den_l += prob
+            want = (acc_w / den_w if den_w else 0.0) - (acc_l / den_l if den_l else 0.0)
+            if 0 < p < 1:
+                assert nt.advantage_gap(p, G, kind) == pytest.approx(want, abs=1e-12), (kind, p)
+    assert nt.advantage_gap(0.3, 8, "dr_grpo") == pytest.approx(1 - 1 / 8)
+    assert nt.advantage_gap(0.3, 8, "reinforce") == pytest.approx(1.0)
+    assert nt.advantage_gap(0.3, 8, "rloo") == pytest.approx(1.0)
+
+
+def test_expected_estimate_is_the_mean_of_sampled_grouped_estimates():
+    """E[ĝ] of groups of 8 games on one number, against the mean of 24 independent batches."""
+    rng = np.random.default_rng(11)
+    theta = ns.weak_prior()
+    pi = ns.policy_probs(theta)
+    s0 = ns.state_index(1, 16, 4)
+    for kind in ("grpo", "dr_grpo"):
+        est = []
+        for _ in range(24):
+            traj = ns.rollout(pi, np.repeat(rng.integers(1, 17, size=2_000), 8), rng)
+            w = rl.advantages(traj.reward.reshape(-1, 8), kind).ravel()
+            est.append(nt.reinforce_estimate(theta, traj, w)[s0])
+        est = np.array(est)                                          # (batches, A)
+        se = est.std(axis=0, ddof=1) / np.sqrt(len(est))
+        exact = nt.expected_estimate(theta, kind, 8)[s0]
+        assert np.all(np.abs(est.mean(axis=0) - exact) < 4 * se + 1e-4), kind
+    # the constants: REINFORCE's is ∇J, Dr. GRPO's (1 − 1/G)·∇J, GRPO's is not parallel to ∇J
+    g = ns.exact_grad(theta)
+    assert np.allclose(nt.expected_estimate(theta, "reinforce", 8), g, atol=1e-15)
+    assert np.allclose(nt.expected_estimate(theta, "dr_grpo", 8), 7 / 8 * g, atol=1e-15)
+    e = nt.expected_estimate(theta, "grpo", 8)
+    assert np.sum(e * g) / np.linalg.norm(e) / np.linalg.norm(g) < 0.9999
+
+
 def test_reinforce_estimate_weights():
     rng = np.random.default_rng(2)
     theta = ns.weak_prior()
@@ -425,6 +473,11 @@ BAD_INPUTS = [
     (nt.degenerate_probability, ([0.5], 0), {}, "G"),
     (nt.degenerate_probability, ([1.5], 4), {}, "p"),
     (nt.group_update_size, ([0.5], 1), {}, "G"),
+    (nt.advantage_gap, (0.5, 1), {}, "G"),
+    (nt.advantage_gap, (0.5, 8, "rft"), {}, "advantage"),
+    (nt.advantage_gap, (1.5, 8), {}, "p"),
+    (nt.expected_estimate, (ns.weak_prior(), "baseline"), {}, "advantage"),
+    (nt.expected_estimate, (ns.weak_prior()[:3], "grpo"), {}, "theta"),
     (nt.group_update_size, ([0.5], "8"), {}, "G"),
     (nt.group_update_size, ([0.5], 8, "rloo"), {}, "advantage"),
     (nt.group_update_size, ([-0.5], 8), {}, "p"),

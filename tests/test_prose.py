@@ -4,9 +4,10 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from toy.prose import glue, rounded
+from toy.prose import glue, pm, rounded
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").rglob("*.ipynb"))
 PROSE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`")
@@ -47,6 +48,36 @@ def test_rounded_keeps_what_is_shown_and_nothing_more():
 def test_rounded_bad_input(value, fmt, arg):
     with pytest.raises(ValueError, match=arg):
         rounded(value, fmt)
+
+
+@pytest.mark.parametrize("args, kw, expected", [
+    ((0.1234, 0.0291), {}, "0.123 ± 0.029"),
+    ((0.9994, 0.0003), {}, "0.9994 ± 0.0003"),            # would be "0.999 ± 0.000"
+    ((0.99997, 0.00004), {}, "0.99997 ± 0.00004"),
+    ((0.0812, 0.0286), {"signed": True}, "+0.081 ± 0.029"),
+    ((-0.00001, 0.0002), {"signed": True}, "+0.0000 ± 0.0002"),   # no "-0.0000"
+    ((0.5, 0.0), {}, "0.500 ± 0"),
+    ((0.0123, 0.0004), {"decimals": 2}, "0.0123 ± 0.0004"),
+    ((12.0, 2.6), {"decimals": 0}, "12 ± 3"),
+])
+def test_pm_worked_cases(args, kw, expected):
+    assert pm(*args, **kw) == expected
+
+
+def test_pm_never_shows_a_zero_error():
+    for se in np.geomspace(1e-11, 1, 200):
+        text = pm(0.5, float(se)).split(" ± ")[1]
+        assert float(text) > 0, (se, text)
+
+
+@pytest.mark.parametrize("args, kw, arg", [
+    ((0.5, -0.1), {}, "se"), ((float("nan"), 0.1), {}, "mean"), (("0.5", 0.1), {}, "mean"),
+    ((0.5, float("inf")), {}, "se"), ((0.5, 0.1), {"decimals": -1}, "decimals"),
+    ((0.5, 0.1), {"decimals": 1.5}, "decimals"),
+])
+def test_pm_bad_input(args, kw, arg):
+    with pytest.raises(ValueError, match=arg):
+        pm(*args, **kw)
 
 
 def test_glue_needs_a_value():

@@ -279,6 +279,7 @@ class GRPOConfig:
     beta: float = 0.0                # weight of the k3 KL penalty towards the original model
     loss_type: str = "grpo"          # toy.rl.aggregate_loss: "grpo" (mean of per-answer means), "dapo" (token mean)
     dynamic_sampling: bool = False   # DAPO: redraw until the batch has B mixed (not all-equal) groups
+    drop_degenerate: bool = False    # control: drop the all-equal groups from the loss, no redraw (fewer groups)
     overlong: bool = False           # DAPO: soft overlong punishment added to the reward
     max_len: int = 12                # the maximum length (steps): overlong shaping, and "dr_grpo"'s normaliser
     overlong_buffer: int = 4         # overlong shaping: penalty ramps over the last this many steps
@@ -308,7 +309,7 @@ def _check_config(cfg):
         real(cfg.eps_high, "eps_high", lo=0)
     real(cfg.beta, "beta", lo=0)
     one_of(cfg.loss_type, "loss_type", rl.LOSS_TYPES)
-    for name in ("dynamic_sampling", "overlong"):
+    for name in ("dynamic_sampling", "drop_degenerate", "overlong"):
         flag(getattr(cfg, name), name)
     integer(cfg.overlong_buffer, "overlong_buffer", lo=1)
     if integer(cfg.max_len, "max_len", lo=1) < cfg.overlong_buffer:
@@ -316,7 +317,8 @@ def _check_config(cfg):
 
 
 def _grpo_batch(train, cfg, model, rng):
-    """Draw one batch; with dynamic sampling, keep only mixed groups (up to ``max_draws`` draws).
+    """Draw one batch; with dynamic sampling, keep only mixed groups (up to ``max_draws`` draws);
+    with ``drop_degenerate`` (and no dynamic sampling), keep the mixed groups of one draw only.
 
     Returns (batch problems, samples, correctness (B, G), samples drawn, degenerate fraction)."""
     kept, drawn, degenerate = [], 0, []
@@ -326,7 +328,7 @@ def _grpo_batch(train, cfg, model, rng):
         r = verify(s, batch)
         drawn += r.size
         degenerate.append(rl.degenerate_fraction(r))
-        mixed = rl.mixed_groups(r) if cfg.dynamic_sampling else np.ones(len(r), bool)
+        mixed = rl.mixed_groups(r) if cfg.dynamic_sampling or cfg.drop_degenerate else np.ones(len(r), bool)
         kept.append((batch.subset(mixed), s, r, mixed))
         if sum(k[3].sum() for k in kept) >= cfg.n_prompts:
             break

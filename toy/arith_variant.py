@@ -26,7 +26,7 @@ from .arith import MUL2, MUL2_BIG
 from .prob import sample_categorical
 
 __all__ = ["METHODS", "USUAL", "RARE", "BUG", "SLIP", "TRICKY_FROM", "P_START", "Model",
-           "tricky_steps", "is_tricky", "sample", "verify", "p_solve", "pass1_exact", "train"]
+           "tricky_steps", "is_tricky", "sample", "verify", "steps_right", "p_solve", "pass1_exact", "train"]
 
 METHODS = ("usual", "rare", "bug", "slip")
 USUAL, RARE, BUG, SLIP = range(4)
@@ -101,6 +101,21 @@ def verify(samples, problems):
         raise ValueError(f"samples and problems must have the same number of problems, "
                          f"got {samples.answer.shape[0]} and {len(problems)}")
     return (samples.answer == problems.answer[:, None]).astype(float)
+
+
+def steps_right(samples, problems):
+    """(P, n): 1 if *every* step of the solution used a method that is right there (usual off the
+    tricky steps, rare off the ordinary "× 2 digits" steps) — the event whose probability
+    :func:`p_solve` computes. :func:`verify` checks only the final answer, which two mistakes
+    can also reach when they cancel (a carry error undone by a slip of the same size)."""
+    instance(samples, arith.Samples, "samples"), instance(problems, arith.Problems, "problems")
+    if samples.method.shape[0] != len(problems):
+        raise ValueError(f"samples and problems must have the same number of problems, "
+                         f"got {samples.method.shape[0]} and {len(problems)}")
+    m = samples.method                                                       # (P, n, L)
+    tricky, two = tricky_steps(problems)[:, None, :], _two_digit(problems)[:, None, :]
+    ok = ((m == USUAL) & ~tricky) | ((m == RARE) & ~(two & ~tricky))
+    return np.all(ok | (m < 0), axis=-1).astype(float)
 
 
 def p_solve(model, problems, temperature=1.0):

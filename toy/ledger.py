@@ -10,7 +10,9 @@ Every part of the book ends with one (§I.12, §II.7, §III.7), written the same
 
 A verdict is one of ``VERDICTS``: *reproduced*, *partly*, *not reproduced*, or *beyond the
 lecture* (an experiment the lecture does not run). ``close``, ``holds`` and ``verdict`` turn a
-number or a few conditions into one. A row is an ``"experiment"`` (a phenomenon of training or
+number or a few conditions into one; ``effect`` and ``no_effect`` decide a measured difference
+by its standard error (an effect is *reproduced* when its sign holds at ≥ 2 s.e.; "no effect"
+only when the difference is within 2 s.e. of zero and small). A row is an ``"experiment"`` (a phenomenon of training or
 sampling) or ``"by construction"`` (a calibration we chose, an exercise's closed-form answer):
 the two are counted and shown apart, because the second kind cannot fail for an interesting
 reason.
@@ -26,7 +28,7 @@ COLOURS = {REPRODUCED: "#e3f1e6", PARTLY: "#fbf1d6", NOT: "#f8dcd6", BEYOND: "#e
 COLUMNS = ("§", "claim", "lecture says", "book", "criterion", "verdict", "note")
 _TEXT = ["claim", "lecture says", "book", "criterion", "note"]       # left-aligned in the table
 
-__all__ = ["Ledger", "close", "holds", "verdict", "VERDICTS", "KINDS",
+__all__ = ["Ledger", "close", "holds", "verdict", "effect", "no_effect", "VERDICTS", "KINDS",
            "REPRODUCED", "PARTLY", "NOT", "BEYOND"]
 
 
@@ -53,6 +55,39 @@ def holds(*conditions):
         raise ValueError("conditions must hold at least one condition, got none")
     n = sum(bool(c) for c in conditions)
     return verdict(n == len(conditions), n > 0)
+
+
+def _number(x, name):
+    a = as_array(x, name)
+    if a.ndim or not np.isfinite(a):
+        raise ValueError(f"{name} must be one finite number, got {x!r}")
+    return float(a)
+
+
+def _mean_se(diff, se):
+    return _number(diff, "diff"), nonneg(_number(se, "se"), "se")
+
+
+def effect(diff, se, sign=1, k=2.0):
+    """A claimed effect of a known sign, measured as ``diff`` ± ``se`` (e.g. a paired difference
+    over seeds): *reproduced* when sign·diff ≥ k·se and > 0 (its sign holds at ≥ k standard
+    errors), *partly* when sign·diff > 0 at fewer, *not reproduced* when it is 0 or reversed."""
+    diff, se = _mean_se(diff, se)
+    if isinstance(sign, bool) or sign not in (1, -1):
+        raise ValueError(f"sign must be +1 (an increase) or -1 (a decrease), got {sign!r}")
+    k = nonneg(k, "k")
+    d = sign * diff
+    return verdict(d > 0 and d >= k * se, d > 0)
+
+
+def no_effect(diff, se, tol, k=2.0):
+    """A claim of *no* (or almost no) effect, measured as ``diff`` ± ``se``: *reproduced* when the
+    difference is within k standard errors of 0 (|diff| ≤ k·se) and |diff| < tol (nothing detectable, and small);
+    *partly* when |diff| < tol but it is more than k s.e. from 0 (small but real: "almost none");
+    *not reproduced* when |diff| ≥ tol."""
+    diff, se = _mean_se(diff, se)
+    tol, k = nonneg(tol, "tol"), nonneg(k, "k")
+    return verdict(abs(diff) < tol and abs(diff) <= k * se, abs(diff) < tol)
 
 
 class Ledger:

@@ -40,6 +40,7 @@ __all__ = [
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
     "action_logprobs", "off_path",
     "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
+    "optimal_action_values", "regret_by_guess",
 ]
 
 N = 16          # numbers 1..N
@@ -478,18 +479,24 @@ def state_visits(pi):
     return mu.reshape(N, S)
 
 
-def exact_grad(theta):
+def exact_grad(theta, per_target=False):
     r"""∇_θ J exactly (policy-gradient theorem, each state visited at most once):
 
     .. math:: \frac{\partial J}{\partial \theta_{s,a}} = \frac{1}{N}\sum_x \mu_x(s)\, \pi(a \mid s)\,
               \big(Q_x(s, a) - V_x(s)\big)
 
-    Returns an (S, A) array (at temperature 1).
+    Returns an (S, A) array (at temperature 1). ``per_target=True``: the (N, S, A) gradients
+    ∇_θ P(win | x) of each hidden number x, whose mean over x is ∇J.
     """
     pi = policy_probs(theta)
+    flag(per_target, "per_target")
     P, Q, V, mu = _triple_tables(pi)             # per (guesses left, triple (x, lo, hi)): π, Q_x, V_x, μ_x
     terms = mu[..., None] * P * (Q - V[..., None])                  # (T, M, A)
     rows = (np.arange(T)[:, None] * N * N + _TSTATE).ravel()         # the state s of each term
+    if per_target:
+        grad = np.zeros((N, S, A))
+        np.add.at(grad, (np.broadcast_to(_TX, (T, len(_TX))).ravel(), rows), terms.reshape(-1, A))
+        return grad
     grad = np.zeros((S, A))
     np.add.at(grad, rows, terms.reshape(-1, A))
     return grad / N
@@ -540,15 +547,48 @@ def optimal_values():
     r"""V*(lo, hi, k): the best success probability from each state (max over guesses), by
     dynamic programming with the target uniform on [lo, hi]; shape (T+1, N, N).
     V*(1, 16, 4) = 15/16: no policy wins every target."""
+    return _optimal_tables()[0]
+
+
+def optimal_action_values():
+    r"""Q*(s, g) for every state s = (lo, hi, left) and guess g, shape (S, A): the success
+    probability of guessing g in s (target uniform on [lo, hi]) and playing optimally after.
+    A guess outside [lo, hi] wastes a guess: Q* = V*(lo, hi, left − 1). Rows of states with
+    lo > hi are 0."""
+    return _optimal_tables()[1]
+
+
+def _optimal_tables():
+    """(V*, Q*) of :func:`optimal_values` and :func:`optimal_action_values`."""
     lo = np.arange(1, N + 1)[:, None, None]
     hi = np.arange(1, N + 1)[None, :, None]
     g = np.arange(1, N + 1)[None, None, :]
     n = np.maximum(hi - lo + 1, 1)
     inside = (g >= lo) & (g <= hi)
     V = np.zeros((T + 1, N, N))
+    Q = np.zeros((T, N, N, A))                                       # (left − 1, lo, hi, g)
     for k in range(1, T + 1):
         P = V[k - 1]
         below = np.where(inside & (g > lo), (g - lo) * P[lo - 1, np.clip(g - 2, 0, N - 1)], 0.0)
         above = np.where(inside & (g < hi), (hi - g) * P[np.clip(g, 0, N - 1), hi - 1], 0.0)
-        V[k] = np.where(inside, (1 + below + above) / n, P[lo - 1, hi - 1]).max(axis=-1)
-    return V
+        Q[k - 1] = np.where(inside, (1 + below + above) / n, P[lo - 1, hi - 1])
+        V[k] = Q[k - 1].max(axis=-1)
+    Q = Q * (lo <= hi)                                               # no posterior where lo > hi
+    return V, Q.reshape(S, A)
+
+
+def regret_by_guess(pi):
+    r"""Where a policy loses against the best possible play, split by the guess number t = 1..T:
+
+    .. math:: \text{regret}_t = \sum_{s:\ T - t + 1 \text{ left}} P_\pi(\text{reach } s)
+              \sum_g \pi(g \mid s)\,\big(V^*(s) - Q^*(s, g)\big)
+
+    (the performance-difference lemma; every hidden number in [lo, hi] reaches s with the same
+    probability, so the posterior there is uniform). Returns an (T,) array whose sum is
+    V*(start) − J = 15/16 − J: how much of the gap each guess of the game causes.
+    """
+    pi = _check_pi(pi)
+    reach = state_visits(pi).mean(axis=0)                            # (S,) P(reach s), x uniform
+    Q = optimal_action_values()                                      # (S, A)
+    loss = reach * np.sum(pi * (Q.max(axis=-1, keepdims=True) - Q), axis=-1)   # (S,)
+    return loss.reshape(T, N * N).sum(axis=1)[::-1]                  # guess 1 = T guesses left

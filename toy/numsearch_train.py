@@ -328,6 +328,52 @@ def group_update_size(p, G, advantage="grpo"):
     return out
 
 
+__all__ += ["advantage_gap", "expected_estimate"]
+
+
+def advantage_gap(p, G, advantage="grpo"):
+    r"""How much more weight a win gets than a loss in a group of G, on average over the group:
+
+    .. math:: c(p) = \mathbb E_{K}\big[\hat A(1; K) - \hat A(0; K)\big], \qquad K \sim \text{Binomial}(G - 1, p),
+
+    where Â(r; k) is the advantage (:func:`toy.rl.advantages`) of a sample with reward r whose
+    G − 1 group mates won k times. For ``"reinforce"`` c = 1, for ``"dr_grpo"`` c = 1 − 1/G and for
+    ``"rloo"`` c = 1 (constants); for ``"grpo"`` it depends on p (the division by σ_R).
+    ``p``: scalar or array; returns the same shape.
+    """
+    from math import comb
+    one_of(advantage, "advantage", ("reinforce", "rloo", "grpo", "dr_grpo"))  # argcheck
+    G = integer(G, "G", lo=2)  # argcheck
+    p = as_array(p, "p")
+    if np.any((p < 0) | (p > 1)):  # argcheck
+        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    out = np.zeros_like(p)
+    for k in range(G):                                               # wins among the G − 1 others
+        others = np.r_[np.ones(k), np.zeros(G - 1 - k)]
+        a_win = rl.advantages(np.r_[1.0, others], advantage)[0]      # Â of a win, k other wins
+        a_loss = rl.advantages(np.r_[0.0, others], advantage)[0]     # Â of a loss, k other wins
+        out = out + comb(G - 1, k) * p ** k * (1 - p) ** (G - 1 - k) * (a_win - a_loss)
+    return out
+
+
+def expected_estimate(theta, advantage="grpo", G=8):
+    r"""The expectation of :func:`reinforce_estimate` with the weights of ``advantage`` computed
+    in groups of G games on one hidden number (x uniform on 1..16), exactly:
+
+    .. math:: \mathbb E[\hat g] = \frac1N \sum_x c(p_x)\, \nabla_\theta p_x
+
+    with p_x = P(win | x) and c the :func:`advantage_gap`. (A game's other G − 1 rewards are
+    independent of it, and E[∇log π(τ)·1[R = 1]] = ∇p_x = −E[∇log π(τ)·1[R = 0]].) It is
+    parallel to ∇J = (1/N) Σ_x ∇p_x exactly when c is the same for every x: an estimator whose
+    expectation is c·∇J is unbiased up to a step size; one whose c varies with p_x points
+    elsewhere. Returns an (S, A) array.
+    """
+    p = ns.exact_J(ns.policy_probs(theta), per_target=True)         # (N,) P(win | x)
+    grads = ns.exact_grad(theta, per_target=True)                    # (N, S, A) ∇p_x
+    c = advantage_gap(p, G, advantage)                               # (N,)
+    return np.tensordot(c, grads, axes=1) / ns.N
+
+
 # ------------------------------------------- many seeds at once (races with standard errors)
 __all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "mean_se", "estimate_variance",
             "batch_cosines"]

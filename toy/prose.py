@@ -18,7 +18,7 @@ from decimal import Decimal
 
 
 
-__all__ = ["glue", "rounded"]
+__all__ = ["glue", "rounded", "pm"]
 
 
 def rounded(value, fmt):
@@ -46,6 +46,28 @@ def rounded(value, fmt):
     if out == 0.0:
         out = 0.0                                   # no "-0.0"
     return int(out) if fmt in ("d", ",") else out
+
+
+def pm(mean, se, decimals=3, signed=False):
+    """``"mean ± se"`` for a table or a ledger, both with ``decimals`` decimals — more where the
+    standard error would round to zero, so that a non-zero error always shows its first
+    significant digit (up to 12 decimals): ``pm(0.9994, 0.0003) == "0.9994 ± 0.0003"``, never
+    ``"0.999 ± 0.000"``. An error of exactly 0 prints as ``"± 0"``. ``signed``: a sign on the mean
+    (``"+0.081 ± 0.029"``), for differences."""
+    for name, v in (("mean", mean), ("se", se)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            raise ValueError(f"{name} must be a finite real number, got {v!r}")
+    if se < 0:
+        raise ValueError(f"se must be >= 0, got {se}")
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or not 0 <= decimals <= 12:
+        raise ValueError(f"decimals must be an integer in 0..12, got {decimals!r}")
+    mean, se, d = float(mean), float(se), int(decimals)
+    while se > 0 and d < 12 and float(format(se, f".{d}f")) == 0:
+        d += 1                                      # one more digit until the error shows
+    m = format(mean, f"{'+' if signed else ''}.{d}f")
+    if float(m) == 0:
+        m = format(0.0, f"{'+' if signed else ''}.{d}f")              # no "-0.000"
+    return f"{m} ± {format(se, f'.{d}f')}" if se > 0 else f"{m} ± 0"
 
 
 def glue(fmt, **values):
