@@ -159,14 +159,14 @@ def drag(page, scrubber):
 def test_page(context, page, report, edition, name):
     watch = open_page(context, page, edition, name)
     count(report, edition, "pages")
+    weights = report.setdefault("page weight (bytes)", {})
+    weights[f"{edition}/{name}"] = watch.weight()      # again at the end, with what clicks loaded
 
     # math: typeset, no TeX errors or control characters, no raw TeX left in the prose
     math = page.evaluate(MATH_JS)
-    assert math["bad"] == [] and math["left"] == 0, (name, math["bad"], math["left"])
     prose = page.evaluate(PROSE_JS)
-    assert not RAW_TEX.search(prose), prose[max(0, RAW_TEX.search(prose).start() - 60):][:120]
     count(report, edition, "formulas typeset", math["typeset"])
-    assert page.evaluate(CONTROL_JS) == [], name
+    control = page.evaluate(CONTROL_JS)
 
     # layout at each width: figures keep their shape, nothing sticks out, no sideways scroll
     problems = []
@@ -179,6 +179,9 @@ def test_page(context, page, report, edition, name):
         if figures:
             scale = report.setdefault(edition, {}).setdefault(f"smallest figure scale at {width}px", 1.0)
             report[edition][f"smallest figure scale at {width}px"] = round(min([scale] + [f["scale"] for f in figures]), 3)
+    assert math["bad"] == [] and math["left"] == 0, (name, math["bad"], math["left"])
+    assert not RAW_TEX.search(prose), prose[max(0, RAW_TEX.search(prose).start() - 60):][:120]
+    assert control == [], (name, control)
     assert problems == [], (name, problems)
     page.set_viewport_size({"width": 1366, "height": 900})
     page.evaluate(NEXT_FRAME)
@@ -243,7 +246,7 @@ def test_page(context, page, report, edition, name):
     assert watch.failed == [], watch.failed
     assert watch.errors == [], watch.errors
     count(report, edition, "requests leaving the machine", len(watch.external))
-    report.setdefault("page weight (bytes)", {})[f"{edition}/{name}"] = watch.weight()
+    weights[f"{edition}/{name}"] = watch.weight()
 
 
 def test_page_weight(report):
