@@ -76,9 +76,11 @@ def test_icons_of_the_installed_theme():
 
 def test_page_text_is_the_main_content_without_scripts_and_math_markup():
     html = ('<html><head><title>T</title><script>var x = 1;</script></head><body><nav>menu</nav>'
-            '<main role="main"><h1>Baselines</h1><p>A <b>baseline</b><br>cuts <svg><text>junk</text></svg>'
-            'variance.</p><script>no</script><img src="x.png"></main><footer>foot</footer></body></html>')
+            '<main role="main"><div class="header">.ipynb <button>x</button></div><article class="bd-article">'
+            '<h1>Baselines</h1><p>A <b>baseline</b><br>cuts <svg><text>junk</text></svg>'
+            'variance.</p><script>no</script><img src="x.png"></article></main><footer>foot</footer></body></html>')
     assert reader_site.page_text(html) == "Baselines A baseline cuts variance."
+    assert reader_site.page_text(html.replace("bd-article", "other")) == ".ipynb Baselines A baseline cuts variance."
 
 
 def test_theme_templates_are_the_installed_themes_minus_what_the_book_drops():

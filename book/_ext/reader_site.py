@@ -175,12 +175,14 @@ def _write_icons(app, exception):
 
 # ---- search summaries from file://
 class _MainText(HTMLParser):
-    """The text of a built page's main content, without scripts, styles and typeset-math markup."""
+    """The text of a built page's article (else its main content), without scripts, styles,
+    buttons and SVG markup."""
 
     SKIP = {"script", "style", "svg", "button"}
 
-    def __init__(self):
+    def __init__(self, start):
         super().__init__(convert_charrefs=True)
+        self.start = start
         self.depth = 0          # > 0 inside [role=main]
         self.skip = 0
         self.parts = []
@@ -191,7 +193,7 @@ class _MainText(HTMLParser):
                 self.depth += 1
             if tag in self.SKIP:
                 self.skip = self.skip or self.depth
-        elif dict(attrs).get("role") == "main":
+        elif self.start(dict(attrs)):
             self.depth = 1
 
     def handle_endtag(self, tag):
@@ -212,9 +214,12 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 
 def page_text(html):
-    parser = _MainText()
-    parser.feed(html)
-    return parser.text()
+    for start in (lambda a: "bd-article" in (a.get("class") or "").split(), lambda a: a.get("role") == "main"):
+        parser = _MainText(start)
+        parser.feed(html)
+        if parser.text():
+            return parser.text()
+    return ""
 
 
 def _write_search_text(app, exception):

@@ -227,6 +227,9 @@ def test_page(context, page, report, edition, name):
     titles = page.eval_on_selector_all(".solution > .admonition-title", "els => els.map(e => e.innerText)")
     assert len(set(titles)) == len(titles), titles
     assert all(t.startswith("Solution to Exercise ") for t in titles), titles
+    # ... with the space outside the link (inside it, it is underlined: "Solution to_Exercise")
+    links = page.eval_on_selector_all(".solution > .admonition-title a", "els => els.map(e => e.textContent)")
+    assert not [t for t in links if t[:1].isspace()], links
     for sol in solutions:
         body = sol.locator("section").first
         assert not body.is_visible(), name
