@@ -215,7 +215,8 @@ def main(argv=None):
     root = prepare(student=args.student)
     if args.prepare_only:
         return 0
-    print(f"lab: JupyterLab on http://127.0.0.1:{args.port}/lab (Ctrl-C to stop)")
+    print(f"lab: starting JupyterLab on 127.0.0.1:{args.port}: it opens your browser, or open the "
+          f"http://127.0.0.1:{args.port}/lab?token=... address it prints (Ctrl-C twice to stop)")
     return subprocess.call(command(root, args.port, open_browser=not args.no_browser), env=environment())
 
 
