@@ -20,7 +20,8 @@ help:
 	@echo "make assignments     nbgrader course in \$$COURSE (default _build/nbgrader): source + release of every section"
 	@echo "make grade-demo      nbgrader round trip: release all, autograde two submissions of one assignment"
 
-	@echo "make browser  both editions in chromium: offline, math, scrubbers, solutions, navigation, a live slider"
+	@echo "make browser  both editions in chromium: offline, math, layout at 390/900/1366 px, page weight, search, a live slider, JupyterLab"
+	@echo "make lab      the notebooks, live, in JupyterLab with MyST rendered (copies in lab/book; STUDENT=1: lab/student)"
 
 setup: $(STAMP)
 
@@ -122,7 +123,21 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 	$(PY) -m pip install --quiet -r requirements-browser.txt
 	touch $(BROWSER_STAMP)
 
-browser: $(BROWSER_STAMP)
+# The live notebooks: JupyterLab + jupyterlab-myst (requirements-lab.txt, installed into .venv here
+# and by `make browser` only). scripts/lab.py copies the notebooks into lab/ (never over a copy that
+# exists: it is the reader's work) and starts JupyterLab on 127.0.0.1; STUDENT=1: the student edition.
+LAB_STAMP := $(VENV)/.lab-installed
+LAB_PORT  ?= 8888
+
+$(LAB_STAMP): requirements-lab.txt $(BROWSER_STAMP)
+	$(PY) -m pip install --quiet -r requirements-lab.txt
+	touch $(LAB_STAMP)
+
+.PHONY: lab
+lab: $(LAB_STAMP)
+	$(PY) scripts/lab.py --port $(LAB_PORT) $(if $(STUDENT),--student)
+
+browser: $(BROWSER_STAMP) $(LAB_STAMP)
 	@test -x $(CHROMIUM) || { echo "make browser: $(CHROMIUM) missing (apt-get install -y chromium)"; exit 1; }
 	test -f _build/html/index.html || $(MAKE) book
 	$(MAKE) student

@@ -43,3 +43,19 @@ def test_selection_slider_offers_only_the_frames():
     assert list(slider.options) == [("1", 1), ("2", 2), ("4", 4)]
     slider.value = 4
     assert out.outputs[0]["data"]["image/svg+xml"] == frames[2].decode()
+
+
+def test_live_kernel_shows_one_slider_and_no_scrubber(monkeypatch):
+    """TOY_LIVE=1 (make lab's kernels): the cell displays the live widget only; without it, the
+    widget view and the scrubber (what the committed notebooks hold)."""
+    import ipywidgets
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
+    draw = lambda v: plots.figure(layout=None)[0]
+    for live, kinds in (("1", [ipywidgets.VBox]), ("", [dict, widgets._Scrubber])):
+        shown.clear()
+        monkeypatch.setenv("TOY_LIVE", live)
+        widgets.slider(draw, [1, 2, 3], name="G")
+        assert [type(o) for o in shown] == kinds

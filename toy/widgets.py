@@ -12,8 +12,10 @@ returns a matplotlib Figure and displays, from the same cell:
 Frames are SVG with text left as text (``svg.fonttype = "none"``): on this book's machines that
 renders about 40 % faster than a PNG of the same figure, and the files are smaller.
 
-The book's HTML drops the live widget (there is no kernel) and keeps the scrubber; Jupyter shows
-both. Element ids are derived from the frames' content, so re-executing the notebook gives the
+The book's HTML drops the live widget (there is no kernel) and keeps the scrubber. With the
+environment variable ``TOY_LIVE=1`` (``make lab`` sets it for its kernels) the cell displays the
+live slider only: a reader who runs it gets one slider and one figure, not the scrubber as well.
+Element ids are derived from the frames' content, so re-executing the notebook gives the
 same HTML (nbval compares it).
 
 When the environment variable ``TOY_BENCH_LOG`` names a file, the time each frame took (one
@@ -185,6 +187,9 @@ def slider(draw, values, default=None, name="x", fmt="{:g}", continuous=True):
     frames, t_draw, t_render = _frames(draw, values)
     _log_timing(name, t_draw, t_render)
     live = _live(draw, values, default, name, fmt, continuous, frames)
+    if live is not None and os.environ.get("TOY_LIVE") == "1":   # a reader's live kernel (make lab)
+        display(live)
+        return
     if live is not None:  # the widget view, with kernel-free stand-ins for the book and nbval
         display({"application/vnd.jupyter.widget-view+json":
                  {"version_major": 2, "version_minor": 0, "model_id": live.model_id},

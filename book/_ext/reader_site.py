@@ -4,24 +4,45 @@
   part (roman) and the section number of the notebook's file name (``part1/s08_...`` -> I.8), so
   they match the prose's "§I.8" references (``scripts/link_sections.py``) even where a part has
   gaps (Part III has §3, §5, §6).
-- **Math without the network.** MathJax 3 (one file, SVG output, no fonts to fetch) is copied from
-  the ``django-static-mathjax`` package into ``_static/mathjax/``; ``mathjax_path`` in _config.yml
-  points there.
+- **Math without the network, and only what a page uses.** MathJax 3's components (startup, the
+  TeX input with its on-demand extensions, the SVG output and its font: no web fonts, which a
+  browser may refuse to load from file://) are copied from the ``django-static-mathjax`` package
+  into ``_static/mathjax/``; ``mathjax_path`` and ``mathjax3_config`` in _config.yml load them.
+  The all-in-one ``tex-svg-full.js`` (2.28 MB) also carried the context menu, the speech rule
+  engine and every TeX package; a page now loads about 1.7 MB of MathJax.
+- **No icon script.** The theme loads Font Awesome's 1.49 MB script to draw some fifteen icons.
+  ``templates/static/webpack-macros.html`` is the theme's own file without that script (a unit
+  test compares the two), and ``_static/icons.css`` draws the icons the pages use from the same
+  icon set, as CSS masks.
+- **Search text from file://.** Sphinx's search page fetches each result's page to show a line of
+  its text, which a browser refuses from file://. ``_static/search-text.js`` holds each page's
+  text (read from the built HTML), and ``reader.js`` answers those fetches from it.
+- **Solution titles.** "Solution to" and the exercise's link are separated by a space outside
+  the link.
 - **No widget JavaScript.** The live ipywidgets view is dropped from the HTML (there is no
   kernel), so the widget state is left out of every page (and ``nb_ipywidgets_js: {}`` in
   _config.yml leaves out require.js and the widget embed script); the kernel-free scrubber needs
   none of them. Scripts that two extensions both add (sphinx-thebe's
   ``const THEBE_JS_URL``, the togglebutton selector) are kept once.
 """
+import json
+import os
 import re
 import shutil
+import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import quote
 
 from docutils import nodes
 
 ROMAN = {1: "I", 2: "II", 3: "III", 4: "IV", 5: "V"}
 SECTION_DOC = re.compile(r"^notebooks/part(\d+)/s(\d+)_")
-MATHJAX_FILES = {"es5/tex-svg-full.js": "tex-svg-full.js", "LICENSE": "LICENSE"}
+# MathJax components a page may load: _config.yml's loader asks for input/tex and output/svg (and
+# the hidden MathML for screen readers); the TeX extensions are loaded on demand (autoload)
+MATHJAX_FILES = ["startup.js", "core.js", "input/tex.js", "output/svg.js", "output/svg/fonts/tex.js",
+                 "a11y/assistive-mml.js", "input/tex/extensions/*.js"]
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def section_label(docname):
@@ -88,13 +109,178 @@ def _copy_mathjax(app, exception):
     import mathjax  # the django-static-mathjax package: MathJax's own distribution files
     src = Path(mathjax.__file__).parent / "static" / "mathjax"
     dst = Path(app.outdir) / "_static" / "mathjax"
-    dst.mkdir(parents=True, exist_ok=True)
-    for name, target in MATHJAX_FILES.items():
-        shutil.copyfile(src / name, dst / target)
+    for pattern in MATHJAX_FILES:
+        for f in sorted((src / "es5").glob(pattern)):
+            target = dst / f.relative_to(src / "es5")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, target)
+    shutil.copyfile(src / "LICENSE", dst / "LICENSE")
+
+
+# ---- icons: the theme's Font Awesome script replaced by CSS masks of the icons the pages use
+FA_ICON = re.compile(r'(?:"([a-z0-9-]+)"|\b([a-z0-9]+)):\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]*",'
+                     r'("(?:[^"\\]|\\.)*"|\[(?:"(?:[^"\\]|\\.)*",?)+\])\]')
+FA_CLASS = re.compile(r'class="[^"]*\bfa-(?:solid|regular)\b[^"]*"|class="[^"]*\bfa[sr]\b[^"]*"')
+FA_NAME = re.compile(r"\bfa-([a-z0-9-]+)")
+FA_NOT_ICONS = {"solid", "regular", "brands", "lg", "xs", "sm", "xl", "2x", "fw", "spin"}
+
+
+def solid_icons(fontawesome_js):
+    """{name: (width, height, svg path)} of the solid icon pack in the theme's fontawesome.js
+    (the pack registered as "fas"; the regular pack reuses many names)."""
+    end = fontawesome_js.index('d("fas",p)')
+    begin = fontawesome_js.rindex("var p={", 0, end)
+    icons = {}
+    for m in FA_ICON.finditer(fontawesome_js, begin, end):
+        path = m.group(5)
+        path = json.loads(path) if path.startswith('"') else " ".join(json.loads(path))
+        icons[m.group(1) or m.group(2)] = (int(m.group(3)), int(m.group(4)), path)
+    return icons
+
+
+def icons_css(names, icons):
+    """CSS that draws each named icon as a mask over currentColor (no font, no script)."""
+    out = ["/* Font Awesome Free solid icons (CC BY 4.0) the pages use, drawn as CSS masks:",
+           "   written by book/_ext/reader_site.py in place of the theme's 1.49 MB icon script.",
+           "   Their elements use the text's font: else the icon font would still be downloaded. */"]
+    selectors = [f".fa-solid.fa-{n}, .fas.fa-{n}" for n in sorted(names)]
+    out.append(",\n".join(selectors) + " { font-family: inherit; }")
+    out.append(",\n".join(f"{s.split(', ')[0]}::before, {s.split(', ')[1]}::before" for s in selectors)
+               + ' { content: ""; display: inline-block; height: 1em; vertical-align: -0.125em;'
+               " background-color: currentColor; -webkit-mask: var(--toy-icon) center / contain no-repeat;"
+               " mask: var(--toy-icon) center / contain no-repeat; }")
+    for name in sorted(names):
+        if name not in icons:
+            raise ValueError(f"icon fa-{name} is not in the theme's solid icon set")
+        w, h, path = icons[name]
+        svg = f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w} {h}'><path d='{path}'/></svg>"
+        url = "data:image/svg+xml," + quote(svg, safe=" /:='<>")
+        out.append(f'.fa-solid.fa-{name}::before, .fas.fa-{name}::before {{ width: {w / h:.4f}em; --toy-icon: url("{url}"); }}')
+    return "\n".join(out) + "\n"
+
+
+def _write_icons(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    names = set()
+    for page in out.rglob("*.html"):
+        if page.parts[len(out.parts)] in ("_static", "_sources", "_images"):
+            continue
+        for cls in FA_CLASS.findall(page.read_text(encoding="utf-8")):
+            names.update(n for n in FA_NAME.findall(cls) if n not in FA_NOT_ICONS)
+    js = (out / "_static" / "scripts" / "fontawesome.js").read_text(encoding="utf-8")
+    _atomic_write(out / "_static" / "icons.css", icons_css(names, solid_icons(js)))
+
+
+# ---- search summaries from file://
+class _MainText(HTMLParser):
+    """The text of a built page's article (else its main content), without scripts, styles,
+    buttons and SVG markup."""
+
+    SKIP = {"script", "style", "svg", "button"}
+
+    def __init__(self, start):
+        super().__init__(convert_charrefs=True)
+        self.start = start
+        self.depth = 0          # > 0 inside [role=main]
+        self.skip = 0
+        self.parts = []
+
+    def handle_starttag(self, tag, attrs):
+        if self.depth:
+            if tag not in VOID:
+                self.depth += 1
+            if tag in self.SKIP:
+                self.skip = self.skip or self.depth
+        elif self.start(dict(attrs)):
+            self.depth = 1
+
+    def handle_endtag(self, tag):
+        if self.depth and tag not in VOID:
+            if self.skip == self.depth:
+                self.skip = 0
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth and not self.skip:
+            self.parts.append(data)
+
+    def text(self):
+        return " ".join(" ".join(self.parts).split())
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def page_text(html):
+    for start in (lambda a: "bd-article" in (a.get("class") or "").split(), lambda a: a.get("role") == "main"):
+        parser = _MainText(start)
+        parser.feed(html)
+        if parser.text():
+            return parser.text()
+    return ""
+
+
+def _write_search_text(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out, texts = Path(app.outdir), {}
+    for docname in sorted(app.env.found_docs):
+        page = out / (docname + ".html")
+        if page.exists():
+            texts[docname] = page_text(page.read_text(encoding="utf-8"))
+    body = "window.TOY_SEARCH_TEXT = " + json.dumps(texts, ensure_ascii=False, sort_keys=True) + ";\n"
+    _atomic_write(out / "_static" / "search-text.js", body)
+
+
+def _atomic_write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _page_assets(app, pagename, templatename, context, doctree):
+    if pagename == "search":
+        app.add_js_file("search-text.js")   # only the search page carries the pages' text
+
+
+# ---- solution titles: "Solution to" + " Exercise I.8.1 (...)" (space inside the link) -> space outside
+def space_before_link(title):
+    """In a solution's title, move a link's leading space out of the link."""
+    for ref in list(title.findall(nodes.reference)):
+        first = ref.children[0] if ref.children else None
+        if isinstance(first, nodes.Text) and first.startswith(" "):
+            ref.replace(first, nodes.Text(first.lstrip()))
+            ref.parent.insert(ref.parent.index(ref), nodes.Text(" "))
+
+
+def _solution_titles(app, doctree, docname):
+    try:
+        from sphinx_exercise.nodes import solution_node
+    except ImportError:
+        return
+    for sol in doctree.findall(solution_node):
+        for title in sol.findall(nodes.title):
+            space_before_link(title)
+
+
+def _templates(app, config):
+    if str(TEMPLATES) not in map(str, config.templates_path):
+        config.templates_path.append(str(TEMPLATES))
 
 
 def setup(app):
+    app.connect("config-inited", _templates)
     app.connect("builder-inited", _wrap_section_numbering)
     app.connect("html-page-context", _trim_scripts, priority=900)
+    app.connect("html-page-context", _page_assets, priority=400)
+    app.connect("doctree-resolved", _solution_titles)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _write_icons)
+    app.connect("build-finished", _write_search_text)
+    app.add_css_file("icons.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,12 +13,15 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EDITIONS = {"full": ROOT / "_build" / "html", "student": ROOT / "_build" / "student" / "_build" / "html"}
+# BOOK_HTML / BOOK_STUDENT_HTML point the suite at other builds (e.g. an older commit's book, to
+# see a new check fail on it)
+EDITIONS = {"full": Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")),
+            "student": Path(os.environ.get("BOOK_STUDENT_HTML", ROOT / "_build" / "student" / "_build" / "html"))}
 CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -68,18 +71,29 @@ def context():
 
 
 class Watch:
-    """What one page load did: requests aborted (external), local requests that failed, JS errors."""
+    """What one page load did: requests aborted (external), local requests that failed, JS errors,
+    and every file:// resource it loaded (for its weight)."""
 
     def __init__(self, context, page):
         self.context, self.start = context, len(context.blocked)
-        self.failed, self.errors = [], []
+        self.failed, self.errors, self.files = [], [], set()
         page.on("requestfailed", lambda r: self.failed.append(r.url) if local(r.url) else None)
+        page.on("requestfinished", self._loaded)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+
+    def _loaded(self, request):
+        if request.url.startswith("file://"):
+            self.files.add(Path(unquote(urlsplit(request.url).path)))
 
     @property
     def external(self):
         return self.context.blocked[self.start:]
+
+    def weight(self):
+        """Bytes of every file the page loaded (the page, scripts, styles, images, fonts; figures
+        inlined as data: URLs are part of the page's own bytes)."""
+        return sum(f.stat().st_size for f in self.files if f.is_file())
 
 
 @pytest.fixture
