@@ -85,6 +85,7 @@ COURSE ?= course
 DEMO   := _build/grade-demo
 ASSIGNMENT ?=
 FORCE  ?=
+BOOK_URL ?=
 # nbgrader run in the course folder with the instructor venv first on PATH (paths quoted: a
 # COURSE with spaces or shell characters is a folder name, never a command)
 NBGRADER = cd '$(subst ','\'',$(1))' && PATH='$(abspath $(IVENV))/bin':"$$PATH" nbgrader
@@ -101,10 +102,10 @@ $(ISTAMP): requirements.txt requirements-instructor.txt pyproject.toml
 QCOURSE = '$(subst ','\'',$(COURSE))'
 
 assignments: $(ISTAMP)
-	$(IPY) scripts/make_assignments.py $(if $(FORCE),--force) notebooks $(QCOURSE)
-	$(call NBGRADER,$(COURSE)) generate_assignment '*' $(if $(FORCE),--force) --log-level=WARN
+	$(IPY) scripts/make_assignments.py $(if $(FORCE),--force) $(if $(BOOK_URL),--book-url '$(subst ','\'',$(BOOK_URL))') notebooks $(QCOURSE)
+	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force --log-level=WARN
 	$(IPY) scripts/grade.py warm $(QCOURSE)
-	@echo "assignments: sources in $(COURSE)/source, student versions in $(COURSE)/release (see docs/instructors.md)"
+	@printf '%s\n' "assignments: sources in "$(QCOURSE)"/source, student versions in "$(QCOURSE)"/release (docs/instructors.md)"
 
 # make grade ASSIGNMENT=part2-s04_ppo_grpo_temperature [COURSE=...]: import students.csv, collect from
 # the exchange, autograde, export that assignment's grades (one column per question) and an LMS CSV

@@ -125,14 +125,20 @@ print(json.dumps(out))
 """
 
 
+_numpy_fresh = None       # a fresh interpreter's numpy, once per loaded copy of this file (a test cell loads its own)
+
+
 def numpy_changes():
     """numpy's public functions that differ from a fresh interpreter's (names), or a note when
     the comparison itself cannot run."""
+    global _numpy_fresh
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP",)}
     try:
-        run = subprocess.run([sys.executable, "-I", "-c", NUMPY_PRINT], capture_output=True, text=True,
-                             timeout=120, env=env, check=True)
-        fresh = json.loads(run.stdout)
+        if _numpy_fresh is None:
+            run = subprocess.run([sys.executable, "-I", "-c", NUMPY_PRINT], capture_output=True, text=True,
+                                 timeout=120, env=env, check=True)
+            _numpy_fresh = json.loads(run.stdout)
+        fresh = _numpy_fresh
     except Exception as e:  # noqa: BLE001
         return [f"(numpy could not be compared with a fresh interpreter: {type(e).__name__})"]
     changed = []
