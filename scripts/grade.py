@@ -3,6 +3,7 @@
     python scripts/grade.py all COURSE ASSIGNMENT     # make grade ASSIGNMENT=... [COURSE=...]
     python scripts/grade.py export COURSE ASSIGNMENT  # only the two CSV files
     python scripts/grade.py warm COURSE               # fill COURSE/toy-cache (make assignments does)
+    python scripts/grade.py feedback COURSE ASSIGNMENT  # light feedback, then nbgrader release_feedback
 
 ``all``: ``nbgrader db student import COURSE/students.csv`` (columns id, first_name, last_name,
 email; students already known are updated), ``nbgrader collect`` (the submissions waiting in the
@@ -16,12 +17,20 @@ Part III's trained models come from the course's cache, ``TOY_CACHE_DIR`` in
 - ``COURSE/grades/ASSIGNMENT-lms.csv``: ``student_id,email,points,max_points,percent``, for an
   LMS's grade import. A student who submitted nothing gets 0.
 
+``feedback``: ``nbgrader generate_feedback`` (its folders, timestamps and secrets, which
+``nbgrader release_feedback`` needs), then each feedback page is replaced by a light one (a few
+tens of kB instead of ~1 MB): per exercise its prompt, the student's answer, what the test cell
+printed, and the points and comments from the gradebook; no figures; maths as MathML (rendered by
+the browser itself, offline: no MathJax, no CDN).
+
 ``warm`` runs each Part III source notebook once with ``TOY_CACHE_DIR=COURSE/toy-cache``, so that
 grading a submission reuses the trained models instead of training them again. Files are written
 atomically; nothing else in the course is changed.
 """
 import csv
+import html
 import io
+import re
 import os
 import subprocess
 import sys
@@ -98,6 +107,80 @@ def grade_all(course, assignment):
     export(course, assignment)
 
 
+MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+STYLE = ("body{font:15px/1.5 system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em;color:#222}"
+         "pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:13px}"
+         ".score{font-weight:600}.ok{color:#176b2c}.part{color:#8a5a00}.zero{color:#a11}"
+         "section{border-top:1px solid #ddd;margin-top:1.5em}")
+
+
+def markdown_html(text):
+    """Markdown → HTML with its maths as MathML (``$…$`` inline, ``$$…$$`` display)."""
+    from latex2mathml.converter import convert
+    from markdown_it import MarkdownIt
+    maths = []
+
+    def keep(m):
+        tex, display = (m.group(1), True) if m.group(1) is not None else (m.group(2), False)
+        try:
+            maths.append(convert(tex.strip(), display="block" if display else "inline"))
+        except Exception:  # noqa: BLE001 — TeX it cannot convert stays as TeX
+            maths.append(html.escape(m.group(0)))
+        return f"@@MATH{len(maths) - 1}@@"
+    out = MarkdownIt("commonmark").enable("table").render(MATH.sub(keep, text))
+    return re.sub(r"@@MATH(\d+)@@", lambda m: maths[int(m.group(1))], out)
+
+
+def light_feedback(nb, grades, title):
+    """A small, self-contained HTML page of one graded notebook: the exercises only."""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    total = sum(g[0] or 0 for g in grades.values())
+    parts.append(f"<p class='score'>{total:g} of {sum(g[1] for g in grades.values()):g} points"
+                 + (" (some answers are still to be graded by hand)" if any(g[0] is None for g in grades.values())
+                    else "") + "</p>")
+    for c in nb["cells"]:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        gid, src = meta.get("grade_id"), "".join(c["source"])
+        if gid is None:
+            continue
+        if c["cell_type"] == "markdown" and not meta.get("grade") and not meta.get("solution"):
+            parts.append("<section>" + markdown_html(src) + "</section>")       # an exercise prompt
+            continue
+        if c["cell_type"] == "markdown":
+            parts.append("<h4>Your answer</h4>" + markdown_html(src))
+        elif meta.get("solution"):
+            parts.append(f"<h4>Your code</h4><pre>{html.escape(src)}</pre>")
+        else:
+            shown = "".join("".join(o.get("text", "")) for o in c.get("outputs", []) if o.get("output_type") == "stream")
+            errors = [f"{o.get('ename')}: {o.get('evalue')}" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+            parts.append(f"<h4>The checks</h4><pre>{html.escape(shown + chr(10).join(errors))}</pre>")
+        if gid in grades:
+            score, max_score, comment = grades[gid]
+            kind = "" if score is None else "ok" if score == max_score else "zero" if score == 0 else "part"
+            parts.append(f"<p class='score {kind}'>" + ("to be graded by hand" if score is None else f"{score:g}")
+                         + f" / {max_score:g} points</p>" + (f"<p>{html.escape(comment)}</p>" if comment else ""))
+    return "".join(parts) + "</body></html>\n"
+
+
+def feedback(course, assignment):
+    import json
+    from nbgrader.api import Gradebook
+    course = Path(course).resolve()
+    nbgrader(course, "generate_feedback", assignment, "--force", "--log-level=WARN")
+    n = 0
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for page in sorted((course / "feedback").glob(f"*/{assignment}/*.html")):
+            student, nb_name = page.parent.parent.name, page.stem
+            nb = json.loads((course / "autograded" / student / assignment / f"{nb_name}.ipynb").read_text())
+            sub = gb.find_submission_notebook(nb_name, assignment, student)
+            comments = {c.name: c.comment for c in sub.comments}
+            grades = {g.name: (g.score, g.max_score, comments.get(g.name)) for g in sub.grades}
+            write_atomic(page, light_feedback(nb, grades, f"{assignment}: {student}"))
+            n += 1
+    print(f"{n} light feedback page(s) in {course / 'feedback'}; release them with nbgrader release_feedback {assignment}")
+
+
 def warm(course):
     course = Path(course).resolve()
     cache = course / "toy-cache"
@@ -120,6 +203,8 @@ if __name__ == "__main__":
         grade_all(*args[1:])
     elif args[:1] == ["export"] and len(args) == 3:
         export(*args[1:])
+    elif args[:1] == ["feedback"] and len(args) == 3:
+        feedback(*args[1:])
     elif args[:1] == ["warm"] and len(args) == 2:
         warm(args[1])
     else:

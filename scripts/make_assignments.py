@@ -285,12 +285,15 @@ def digest(text):
 
 
 def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``
+    (the file keeps its mode; a new one gets 0644, readable by the students of a shared hub)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -324,6 +327,7 @@ def main(src, course, force=False, book_url=None, only=None):
     write_once(course / "nbgrader_config.py", CONFIG, "nbgrader configuration")
     write_once(course / "students.csv", STUDENTS, "example roster for nbgrader db student import")
     seed = course_seed(course)
+    (course / "exchange").mkdir(exist_ok=True)      # the config's default exchange (nbgrader needs it to exist)
     manifest_path = course / MANIFEST
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     sections = [s for s in ex.sections(src) if s.exercises]
