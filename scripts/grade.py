@@ -68,7 +68,7 @@ def rows(course, assignment):
                 except MissingEntry:
                     row.append("")
                     continue
-                row.append("" if g.score is None else f"{g.score:g}")
+                row.append("" if g.score is None or g.needs_manual_grade else f"{g.score:g}")
                 total += g.score or 0.0
                 manual += bool(g.needs_manual_grade)
             out.append(row + [f"{total:g}", f"{sum(m for _, _, m in questions):g}", str(manual)])
