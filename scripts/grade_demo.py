@@ -52,8 +52,10 @@ ZEROS = "def clip_cap(p_old, eps):\n    return np.zeros_like(np.asarray(p_old, f
 
 def nbgrader(course, *args):
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    subprocess.run([BIN / "nbgrader", *args, "--log-level=ERROR"], cwd=course, check=True, env=env,
-                   stdout=subprocess.DEVNULL)
+    run = subprocess.run([BIN / "nbgrader", *args, "--log-level=ERROR"], cwd=course, env=env,
+                         capture_output=True, text=True)                  # the kernels' chatter: only on failure
+    if run.returncode:
+        sys.exit(f"nbgrader {' '.join(args)} failed:\n{run.stdout}{run.stderr}")
 
 
 def load(path):
