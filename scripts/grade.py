@@ -44,9 +44,10 @@ from make_assignments import write_atomic  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def nbgrader(course, *args, check=True):
+def nbgrader(course, *args, check=True, quiet=False):
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([str(BIN / "nbgrader"), *args], cwd=course, check=check, env=env)
+    return subprocess.run([str(BIN / "nbgrader"), *args], cwd=course, check=check, env=env,
+                          capture_output=quiet, text=True)
 
 
 def rows(course, assignment):
@@ -100,14 +101,17 @@ def grade_all(course, assignment):
     roster = course / "students.csv"
     if roster.exists():
         nbgrader(course, "db", "student", "import", "students.csv", "--log-level=WARN")
-    nbgrader(course, "collect", assignment, "--log-level=WARN", check=False)   # nothing to collect is fine
+    run = nbgrader(course, "collect", assignment, "--log-level=WARN", check=False, quiet=True)
+    if run.returncode:                     # e.g. not released through the exchange yet: nothing to collect
+        print("collect: nothing collected from the exchange ("
+              + ((run.stderr or run.stdout).strip().splitlines() or ["no message"])[0] + ")")
     t = time.time()
     nbgrader(course, "autograde", assignment, "--log-level=WARN")
     print(f"autograde: {time.time() - t:.0f} s")
     export(course, assignment)
 
 
-MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+MATH = re.compile(r"\$\$(.+?)\$\$|(?<![$\\])\$([^$]+?)\$", re.S)
 STYLE = ("body{font:15px/1.5 system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em;color:#222}"
          "pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:13px}"
          ".score{font-weight:600}.ok{color:#176b2c}.part{color:#8a5a00}.zero{color:#a11}"

@@ -242,7 +242,8 @@ def convert(section, seed=None, assignments=(), book_url=None):
             cells.append(code(u.text, section.nb["cells"][u.cell].get("metadata", {})))
         elif what == "prompt":
             spoiled.append(e.label)
-            cells.append(markdown(f"### Exercise: {e.title} ({ex.points_of(e):g} points)\n\n{e.prompt}",
+            pts = ex.points_of(e)
+            cells.append(markdown(f"### Exercise: {e.title} ({pts:g} point{'' if pts == 1 else 's'})\n\n{e.prompt}",
                                   nbgrader_meta(e.label, locked=True)))
         elif what == "answer-code":
             stub = units[e.stub].text.rstrip("\n") + "\n" if e.stub is not None else NO_STUB

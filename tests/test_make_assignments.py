@@ -52,7 +52,7 @@ def test_cells_of_each_kind():
     assert set(g) == {"ex-a", "ex-a-answer", "ex-b", "ex-b-answer", "ex-c", "ex-c-code", "ex-c-answer",
                       "ex-c-check", "ex-d", "ex-d-code"}
     meta = {k: c["metadata"]["nbgrader"] for k, c in g.items()}
-    assert g["ex-a"]["source"] == "### Exercise: Why? (1 points)\n\nExplain it." and meta["ex-a"]["locked"]
+    assert g["ex-a"]["source"] == "### Exercise: Why? (1 point)\n\nExplain it." and meta["ex-a"]["locked"]
     assert g["ex-a-answer"]["source"] == "Because." and meta["ex-a-answer"]["points"] == 1
     assert meta["ex-b-answer"]["points"] == 2                                  # a derivation
     assert g["ex-c-code"]["source"] == ("def f(x):\n    return None\n### BEGIN SOLUTION\n"
@@ -177,3 +177,23 @@ def test_course_paths_are_quoted_in_the_makefile(tmp_path):
                             "IPY=true", f"IVENV={tmp_path / 'none'}"], cwd=ROOT, capture_output=True, text=True,
                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert not list(ROOT.glob("pwned*")) and not list(tmp_path.rglob("pwned*"))
+
+
+def test_light_feedback_is_small_and_offline():
+    """scripts/grade.py's feedback page: the exercises, answers, checks and points; maths as MathML
+    (latex2mathml is an instructor-only dependency: skipped in the book's venv)."""
+    pytest = __import__("pytest")
+    pytest.importorskip("latex2mathml")
+    import grade
+    meta = lambda gid, **k: {"nbgrader": {"grade_id": gid, "grade": False, "solution": False, **k}}   # noqa: E731
+    nb = {"cells": [
+        {"cell_type": "markdown", "metadata": meta("ex"), "source": "### Exercise: E\n\nShow $\\frac{a}{b}$."},
+        {"cell_type": "code", "metadata": meta("ex-code", solution=True), "source": "def f(x):\n    return x < 1\n"},
+        {"cell_type": "code", "metadata": meta("ex-check", grade=True), "source": "...",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "hidden cases: 3 of 6 pass\n"}]},
+        {"cell_type": "code", "metadata": {}, "source": "plot()", "outputs": [
+            {"output_type": "display_data", "data": {"image/png": "A" * 100_000}}]}]}
+    page = grade.light_feedback(nb, {"ex-check": (1.0, 2.0, "see the hint")}, "a1: alice")
+    assert "<mfrac>" in page and "return x &lt; 1" in page and "hidden cases: 3 of 6 pass" in page
+    assert "1 / 2 points" in page and "see the hint" in page and "1 of 2 points" in page
+    assert len(page) < 5000 and "http" not in page.replace("http://www.w3.org/1998/Math/MathML", "")
