@@ -118,3 +118,14 @@ def test_stored_arrays_round_trip():
         back = eval(G.encode(v), {"array": G.array})                      # noqa: S307
         for x, y in zip(v if isinstance(v, tuple) else (v,), back if isinstance(v, tuple) else (back,)):
             assert np.array_equal(np.asarray(x), np.asarray(y)) and np.asarray(x).dtype == np.asarray(y).dtype
+
+
+def test_a_name_alone_is_not_the_library_answer(capsys):
+    """An answer whose own code has an attribute called like the library's function, on something
+    that is not toy, is not flagged (only toy's function, by identity, name on a toy module, or call)."""
+    from types import SimpleNamespace
+    helper = SimpleNamespace(clipped_surrogate_grad=lambda r, a, e: np.where(
+        ((np.asarray(a) > 0) & (np.asarray(r) > 1 + e)) | ((np.asarray(a) < 0) & (np.asarray(r) < 1 - e)),
+        0.0, np.broadcast_arrays(np.asarray(r, float), np.asarray(a, float))[1]))
+    g, score = grade("clipped_grad", (lambda r, a, e: helper.clipped_surrogate_grad(r, a, e),))
+    assert score == 2.0 and not g.tampered

@@ -315,9 +315,10 @@ class Grade:
         refs = {(m, f): _fingerprint(getattr(mods[m], f)) for m, f in forbidden}
         for fn in fns:
             names, objects = references(fn)
+            uses_toy = any(isinstance(o, types.ModuleType) and o.__name__.split(".")[0] == "toy" for o in objects)
             for (m, f), fp in refs.items():
                 if any(_fingerprint(o) == fp for o in objects) or (
-                        f in names and f not in getattr(fn, "__globals__", {})):
+                        uses_toy and f in names and f not in getattr(fn, "__globals__", {})):
                     self.tampered.append(f"the answer uses toy.{m}.{f}, the library's own answer")
 
     @contextlib.contextmanager
