@@ -204,6 +204,72 @@ def section_links(text, here, assignments, book_url):
     return SECTION_LINK.sub(link, text)
 
 
+def toy_imports(src):
+    """{toy module: the name a code cell binds it to} for ``import toy`` / ``from toy import x as y``."""
+    names = {}
+    for st in ast.walk(ast.parse(src)):
+        if isinstance(st, ast.ImportFrom) and st.module == "toy" and st.level == 0:
+            names.update({a.name: a.asname or a.name for a in st.names})
+        elif isinstance(st, ast.Import):
+            names.update({"toy": a.asname or a.name for a in st.names if a.name == "toy"})
+    return names
+
+
+def _calls(src, alias, f):
+    """The calls ``alias.f(...)`` in ``src``."""
+    return [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == f and isinstance(n.func.value, ast.Name) and n.func.value.id == alias]
+
+
+def hide_answers(section, cells, code_of):
+    """Where the notebook imports a toy module holding an exercise's answer under another name,
+    and uses it nowhere before the exercise, the release hides it: a line after the imports
+    replaces the module by a view without it (``toy.check._release.without``), and a later use
+    calls the student's own function instead. ``code_of``: {unit index: cell} of the code copied."""
+    first = next((k for k, u in enumerate(section.units) if u.kind == "code" and toy_imports(u.text)), None)
+    if first is None or first not in code_of:
+        return
+    names = toy_imports(section.units[first].text)
+    hide, rename = {}, {}
+    for e in section.exercises:
+        answer = None
+        if e.solution_code:
+            defs = [st for st in ast.parse(section.units[e.solution_code[0]].text).body
+                    if isinstance(st, ast.FunctionDef)]
+            answer = defs[0] if defs else None
+        for checker in e.checkers:
+            for module, f in hidden_cases.hidden(checker, 0)[1]:
+                alias = names.get(module)
+                used = re.compile(rf"\b{re.escape(alias)}\.{f}\b") if alias else None
+                if alias is None or any(used.search(u.text) for k, u in enumerate(section.units)
+                                        if u.kind == "code" and k < e.unit):
+                    continue                              # the book shows or uses it first: it stays
+                later = [c for k, u in enumerate(section.units) if u.kind == "code" and k > e.unit
+                         and k not in e.solution_code and k != e.checker_unit and used.search(u.text)
+                         for c in _calls(u.text, alias, f)]
+                if later and (answer is None or any(len(c.args) != len(answer.args.args) or c.keywords
+                                                    for c in later)):
+                    continue                              # a later use the student's function cannot take
+                hide.setdefault(module, set()).add(f)
+                if later:
+                    rename[used] = answer.name
+    if not hide:
+        return
+    lines = ["", "# this assignment hides the library's own answers to its exercises (write your own)",
+             "from toy.check._release import without as _without"]
+    for module in sorted(hide):
+        lines.append(f"{names[module]} = _without({names[module]}, {', '.join(map(repr, sorted(hide[module])))})")
+    if "toy" in names:
+        lines.append(f"{names['toy']} = _without({names['toy']}, "
+                     + ", ".join(f"{m}={names[m]}" for m in sorted(hide)) + ")")
+    cell = code_of[first]
+    cell["source"] = cell["source"].rstrip("\n") + "\n" + "\n".join(lines)
+    for k, c in code_of.items():
+        if k != first:
+            for used, answer in rename.items():
+                c["source"] = used.sub(answer, c["source"])
+
+
 def convert(section, seed=None, assignments=(), book_url=None):
     """The nbgrader source notebook (a dict) of one section; ``seed``: the course's hidden-test
     seed (None: no hidden tests); ``assignments``: the names of the course's assignments (links)."""
@@ -221,7 +287,7 @@ def convert(section, seed=None, assignments=(), book_url=None):
         if e.checker_unit is not None:
             role[e.checker_unit] = ("test", e)
 
-    cells, prose, spoiled = [], None, []       # prose: the markdown cell being filled, by source cell
+    cells, prose, spoiled, code_of = [], None, [], {}   # prose: the markdown cell being filled, by source cell
     for k, u in enumerate(units):
         what, e = role.get(k, (None, None))
         if what is None and u.kind == "prose":
@@ -240,6 +306,7 @@ def convert(section, seed=None, assignments=(), book_url=None):
             if u.kind != "code":
                 raise ValueError(f"{section.path}: {u.kind} directive outside an exercise (cell {u.cell})")
             cells.append(code(u.text, section.nb["cells"][u.cell].get("metadata", {})))
+            code_of[k] = cells[-1]
         elif what == "prompt":
             spoiled.append(e.label)
             pts = ex.points_of(e)
@@ -264,6 +331,7 @@ def convert(section, seed=None, assignments=(), book_url=None):
                 cells.append(code(test_source(e.label if len(calls) == 1 else f"{e.label} ({checker})",
                                               checker, args, ex.POINTS["code"], seed),
                                   nbgrader_meta(gid, grade=True, locked=True, points=ex.POINTS["code"])))
+    hide_answers(section, cells, code_of)
     values = glued_values(section.nb)
     for i, c in enumerate(cells):
         c["id"] = f"cell-{i:03d}"

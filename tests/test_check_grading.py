@@ -129,3 +129,19 @@ def test_a_name_alone_is_not_the_library_answer(capsys):
         0.0, np.broadcast_arrays(np.asarray(r, float), np.asarray(a, float))[1]))
     g, score = grade("clipped_grad", (lambda r, a, e: helper.clipped_surrogate_grad(r, a, e),))
     assert score == 2.0 and not g.tampered
+
+
+def test_a_module_view_hides_only_the_answer():
+    from toy import rl
+    import toy
+    from toy.check._release import without
+    view = without(rl, "clipped_surrogate_grad")
+    assert view.clipped_surrogate is rl.clipped_surrogate and "clipped_surrogate_grad" not in dir(view)
+    with pytest.raises(AttributeError, match="hidden here"):
+        view.clipped_surrogate_grad
+    top = without(toy, rl=view)
+    assert top.rl is view and top.show is toy.show
+    with pytest.raises(ValueError, match="names must be attributes"):
+        without(rl, "no_such_function")
+    with pytest.raises(ValueError, match="module must be a module"):
+        without(3)

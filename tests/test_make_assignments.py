@@ -151,6 +151,10 @@ def test_release_hides_spoilers_and_links_work_in_an_assignment_folder():
     text = "\n".join(c["source"] for c in make_assignments.convert(s, 1, {"part2-s03_policy_gradient"})["cells"]
                      if c["cell_type"] == "markdown")
     assert "(0.024, 0.0256, 0.96)" not in text and "compare with your `clip_cap`" in text
+    code = [c["source"] for c in make_assignments.convert(s, 1)["cells"] if c["cell_type"] == "code"]
+    assert "rl = _without(rl, 'clipped_surrogate_grad')" in code[0]              # the answer is not imported
+    assert not any("rl.clipped_surrogate_grad" in c for c in code)             # a later use: the student's own
+    assert any("clipped_grad(ratio, 1.0, eps)" in c for c in code)
     assert "[§II.3](../part2-s03_policy_gradient/s03_policy_gradient.ipynb)" in text
     assert "(s05_dapo.ipynb)" not in text and "DAPO's clip-higher (§II.5)" in text   # not an assignment here
     book = "\n".join(c["source"] for c in make_assignments.convert(s, 1, (), "https://x.org/book/")["cells"])
