@@ -36,7 +36,10 @@ is made readable in plain Jupyter: each ``{glue:text}`name:fmt``` becomes the nu
 shows (from the notebook's committed glue outputs), each ``{cite}`key``` becomes ``[key]``, and a
 link to another section of the book (``s03_x.ipynb``, ``../part2/...``) becomes a link to the
 book's web page of that section (``BOOK_URL``): an assignment folder holds one notebook.
-The prose that gives an exercise's answer away (``SPOILERS``) is rewritten.
+The prose that gives an exercise's answer away (``SPOILERS``) is rewritten, and where the notebook
+imports a toy module that holds an exercise's answer under another name (``hidden_cases``'
+``forbidden``, e.g. ``rl.clipped_surrogate_grad``) without using it before the exercise, a line
+after the imports replaces the module by a view without it (``hide_answers``).
 """
 import argparse
 import ast
