@@ -17,8 +17,9 @@ help:
 	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
 	@echo "make exercise-index  regenerate book/exercises.md from the notebooks"
-	@echo "make assignments     nbgrader course in \$$COURSE (default _build/nbgrader): source + release of every section"
-	@echo "make grade-demo      nbgrader round trip: release all, autograde two submissions of one assignment"
+	@echo "make assignments     nbgrader course in \$$COURSE (default ./course, outside _build): source + release of every section"
+	@echo "make grade ASSIGNMENT=...  import students.csv, collect, autograde, export grades (one column per question)"
+	@echo "make grade-demo      nbgrader round trip: eight submissions (honest, partial, cheats) and their expected scores"
 
 	@echo "make browser  both editions in chromium: offline, math, layout at 390/900/1366 px, page weight, search, a live slider, JupyterLab"
 	@echo "make lab      the notebooks, live, in JupyterLab with MyST rendered (copies in lab/book; STUDENT=1: lab/student)"
@@ -81,18 +82,25 @@ student: $(STAMP)
 bench: $(STAMP)
 	$(PY) scripts/bench.py
 
-.PHONY: exercise-index instructor-setup assignments grade-demo
+.PHONY: exercise-index instructor-setup assignments grade grade-demo
 
 exercise-index: $(STAMP)
 	$(PY) scripts/exercise_index.py
 
-# ---- instructor kit (nbgrader): its own venv, so that book/test never install the grader
+# ---- instructor kit (nbgrader): its own venv, so that book/test never install the grader.
+# The course folder lives OUTSIDE _build (make clean never deletes a gradebook or a submission);
+# COURSE=/path/of/your/course to put it elsewhere. Nothing in it is overwritten without FORCE=1.
 IVENV  := .venv-instructor
 IPY    := $(IVENV)/bin/python
 ISTAMP := $(IVENV)/.installed
-COURSE ?= _build/nbgrader
+COURSE ?= course
 DEMO   := _build/grade-demo
-NBGRADER = cd $(1) && PATH="$(abspath $(IVENV))/bin:$$PATH" nbgrader
+ASSIGNMENT ?=
+FORCE  ?=
+BOOK_URL ?=
+# nbgrader run in the course folder with the instructor venv first on PATH (paths quoted: a
+# COURSE with spaces or shell characters is a folder name, never a command)
+NBGRADER = cd '$(subst ','\'',$(1))' && PATH='$(abspath $(IVENV))/bin':"$$PATH" nbgrader
 
 instructor-setup: $(ISTAMP)
 
@@ -103,16 +111,23 @@ $(ISTAMP): requirements.txt requirements-instructor.txt pyproject.toml
 	$(IPY) -m pip install --quiet --no-deps -e .
 	touch $(ISTAMP)
 
+QCOURSE = '$(subst ','\'',$(COURSE))'
+
 assignments: $(ISTAMP)
-	$(IPY) scripts/make_assignments.py notebooks $(COURSE)
-	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force
-	@echo "assignments: sources in $(COURSE)/source, student versions in $(COURSE)/release"
+	$(IPY) scripts/make_assignments.py $(if $(FORCE),--force) $(if $(BOOK_URL),--book-url '$(subst ','\'',$(BOOK_URL))') notebooks $(QCOURSE)
+	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force --log-level=WARN
+	$(IPY) scripts/grade.py warm $(QCOURSE)
+	@printf '%s\n' "assignments: sources in "$(QCOURSE)"/source, student versions in "$(QCOURSE)"/release (docs/instructors.md)"
+
+# make grade ASSIGNMENT=part2-s04_ppo_grpo_temperature [COURSE=...]: import students.csv, collect from
+# the exchange, autograde, export that assignment's grades (one column per question) and an LMS CSV
+grade: $(ISTAMP)
+	@test -n '$(ASSIGNMENT)' || { echo "make grade: say which, e.g. ASSIGNMENT=part2-s04_ppo_grpo_temperature"; exit 1; }
+	$(IPY) scripts/grade.py all $(QCOURSE) '$(subst ','\'',$(ASSIGNMENT))'
 
 grade-demo: $(ISTAMP)
 	rm -rf $(DEMO)
-	$(IPY) scripts/make_assignments.py notebooks $(DEMO)
-	$(call NBGRADER,$(DEMO)) generate_assignment '*' --force --log-level=WARN
-	$(IPY) scripts/grade_demo.py $(DEMO) part1-s08_baselines
+	$(IPY) scripts/grade_demo.py $(DEMO)
 
 # The browser suite (tests/browser): needs Debian's chromium (apt-get install -y chromium).
 # Reuses _build/html if `make book`/`make test` built it; always rebuilds the student edition.

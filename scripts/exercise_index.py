@@ -3,8 +3,8 @@
     python scripts/exercise_index.py            # rewrite book/exercises.md
     python scripts/exercise_index.py --check    # exit 1 if book/exercises.md is out of date
 
-Every exercise of every section, with its kind, checker and a time estimate (rules in
-``exercises.py``: ``KIND_RULE``, ``MINUTES``).
+Every exercise of every section, with its kind, checker(s), nbgrader points and a time estimate
+(rules in ``exercises.py``: ``KIND_RULE``, ``MINUTES``, ``POINTS``).
 """
 import sys
 from pathlib import Path
@@ -26,6 +26,12 @@ Every exercise of the book, section by section. This page is generated from the 
   hint; it also returns a result that a grader can score (see *For instructors* in the
   [introduction](intro.md)). A code exercise without a checker is an experiment to run and
   interpret.
+- **Points** are what the instructor kit's nbgrader assignments give it (`make assignments`):
+  {ex.POINTS["code"]} per checker (scored per case, the book's cases and hidden ones),
+  {ex.POINTS["written part of a code exercise"]} per written part of a code exercise,
+  {ex.POINTS["short answer"]} for a short answer, {ex.POINTS["derivation"]} for a derivation, and
+  {ex.POINTS["code (no checker)"]} for a code exercise without a checker (graded by hand). An
+  instructor can change them in the course's `source/` notebooks.
 - **Time** is a rough estimate by kind, not a measurement: {ex.MINUTES["short answer"]} min for a short
   answer, {ex.MINUTES["derivation"]} min for a derivation or a code exercise with a checker,
   {ex.MINUTES["code (no checker)"]} min for a code exercise without one.
@@ -42,14 +48,15 @@ def render(sections):
     for part in sorted({s.part for s in sections}):
         rows = [(s, e) for s in sections if s.part == part for e in s.exercises]
         total = sum(e.minutes for _, e in rows)
-        out.append(f"\n## Part {ex.ROMAN[part]}: {len(rows)} exercises, about {hours(total)}\n")
-        out.append("| section | exercise | kind | checker | time |")
-        out.append("|---|---|---|---|---|")
+        points = sum(ex.points_of(e) for _, e in rows)
+        out.append(f"\n## Part {ex.ROMAN[part]}: {len(rows)} exercises, {points:g} points, about {hours(total)}\n")
+        out.append("| section | exercise | kind | checker | points | time |")
+        out.append("|---|---|---|---|---|---|")
         for s, e in rows:
             link = f"../{s.path.relative_to(ROOT).as_posix()}"
-            checker = f"`check.{e.checker}`" if e.checker else "—"
+            checker = ", ".join(f"`check.{c}`" for c in e.checkers) or "—"
             out.append(f"| [{s.ref}]({link}) {s.title} | {{ref}}`{e.title} <{e.label}>` | {e.kind} "
-                       f"| {checker} | {e.minutes} min |")
+                       f"| {checker} | {ex.points_of(e):g} | {e.minutes} min |")
     return "\n".join(out) + "\n"
 
 

@@ -58,12 +58,18 @@ class Exercise:
     checker_unit: int = None
     checker: str = None                           # name of the check.<name> it calls
     written: int = None                           # unit index of the prose {solution}
+    _checkers: list = field(default_factory=list)
 
     @property
     def kind(self):
         if self.gate:
             return "code"
         return "derivation" if KIND_RULE.search(self.title + ". " + self.prompt) else "short answer"
+
+    @property
+    def checkers(self):
+        """The names of the checkers its checker cell calls (each is one graded cell)."""
+        return [] if self.checker is None else self._checkers
 
     @property
     def minutes(self):
@@ -144,9 +150,21 @@ def exercises_of(units):
             if ex is None or ex.checker is not None or ex.gate[1] != k - 1:
                 raise ValueError(f"cell {u.cell}: a checker call that does not follow a gated solution")
             ex.checker_unit, ex.checker = k, CHECK_CALL.search(u.text).group(1)
+            ex._checkers = CHECK_CALL.findall(u.text)
     if gate_of is not None:
         raise ValueError(f"{gate_of.label}: solution-start without solution-end")
     return exercises
+
+
+def points_of(e):
+    """The nbgrader points of an exercise: each checker call's test cell, each written part, or
+    the code answer itself when it has neither (graded by hand)."""
+    written = len(e.solution_prose) + (e.written is not None)
+    if e.kind != "code":
+        return POINTS[e.kind] * written
+    if not e.checkers and not written:
+        return POINTS["code (no checker)"]
+    return POINTS["code"] * len(e.checkers) + POINTS["written part of a code exercise"] * written
 
 
 @dataclass

@@ -1,14 +1,22 @@
 """The machinery behind ``toy.check.<exercise>(answer)``.
 
 A checker runs the student's answer on a few cases and *prints* either ``✓ ...`` or, for the
-first failing case, what was expected, what came back and a hint. It never raises: an
-exception inside the student's code is reported as a failed case with its message.
+first failing case, what was expected, what came back and a hint. It never raises on a
+student's answer (only ``KeyboardInterrupt`` and ``SystemExit`` go through): an exception inside
+the student's code, or an answer that cannot be compared or even printed, is a failed case whose
+message says what was wrong. Warnings and anything the answer writes to stderr are caught and
+reported on stdout (a grader such as nbgrader zeroes a test cell that writes to stderr, and a
+right answer that warns is still right).
 
 It also *returns* a :class:`Result` — truthy iff every case passes, with ``passed`` / ``total``
 cases and the printed ``message`` — so that a grader can score it
 (``assert check.x(my_fn)``). The result displays nothing in Jupyter: the message is already
 printed, and a checker call ending a cell adds no output.
 """
+import contextlib
+import io
+import warnings
+
 import numpy as np
 
 __all__ = ["Case", "Result", "run_cases", "tally", "compare", "passed", "failed"]
@@ -40,11 +48,49 @@ class Result:
 
 
 def _fmt(x):
-    if isinstance(x, np.ndarray) or isinstance(x, (list, tuple)):
-        return np.array2string(np.asarray(x, dtype=float), precision=4, suppress_small=True)
-    if isinstance(x, (float, np.floating)):
-        return f"{x:.4g}"
-    return repr(x)
+    """``x`` as short text; never raises (an answer may be an object that breaks numpy or repr)."""
+    try:
+        if isinstance(x, np.ndarray) or isinstance(x, (list, tuple)):
+            return np.array2string(np.asarray(x, dtype=float), precision=4, suppress_small=True)
+        if isinstance(x, (float, np.floating)):
+            return f"{x:.4g}"
+        text = repr(x)
+        return text if len(text) <= 200 else text[:197] + "..."
+    except Exception:  # noqa: BLE001 — whatever the answer is, describe it
+        return f"an object of type {type(x).__name__}"
+
+
+def _why(e):
+    """``TypeName: message`` of an exception, never raising (its ``__str__`` may raise)."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001
+        text = "(its message cannot be printed)"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+@contextlib.contextmanager
+def _contained(notes):
+    """Run student code with its warnings recorded and its stderr captured into ``notes``."""
+    err = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err):
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            for w in caught:
+                note = f"{w.category.__name__}: {w.message}"
+                if note not in notes:
+                    notes.append(note)
+            if err.getvalue().strip():
+                notes.append("wrote to stderr: " + err.getvalue().strip()[:200])
+
+
+def _with_notes(text, notes):
+    if not notes:
+        return text
+    shown = "; ".join(notes[:3]) + (f" (and {len(notes) - 3} more)" if len(notes) > 3 else "")
+    return f"{text}\n  note: your code warned (not an error, but worth a look): {shown}"
 
 
 def passed(msg, n_passed=1, total=1):
@@ -62,15 +108,20 @@ def failed(msg, hint="", n_passed=0, total=1):
 
 
 def _close(got, expected, atol, rtol):
+    """(True, None) when ``got`` matches ``expected``, else (False, why or None)."""
+    if isinstance(got, (str, bytes, dict)) or (isinstance(got, np.ndarray) and got.dtype.kind in "OUSV"):
+        return False, f"not a number or array of numbers, a {type(got).__name__}"
     try:
-        g = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return False, "not a number or array"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            g = np.asarray(got, dtype=float)
+    except Exception as e:  # noqa: BLE001 — a ragged list, a complex number, an object
+        return False, f"not a number or array of numbers ({_why(e)})"
     e = np.asarray(expected, dtype=float)
     if g.shape != e.shape:
         return False, f"shape {g.shape}, expected shape {e.shape}"
     if not np.allclose(g, e, atol=atol, rtol=rtol, equal_nan=False):
-        return False, None
+        return False, "not a finite number" if not np.all(np.isfinite(g)) else None
     return True, None
 
 
@@ -79,7 +130,9 @@ def compare(name, got, expected, hint="", atol=1e-6, rtol=1e-6):
     if got is None:
         failed(f"{name}: got None — the exercise is not answered yet", hint)
         return False
-    ok, why = _close(got, expected, atol, rtol)
+    notes = []
+    with _contained(notes):
+        ok, why = _close(got, expected, atol, rtol)
     if ok:
         passed(f"{name}: {_fmt(got)}")
         return True
@@ -92,25 +145,32 @@ def tally(fn, cases, judge, what="your function"):
     """Run every case; ``judge(got, case)`` returns ``None`` when ``got`` is right, else the
     ``(message, hint)`` to report. Prints ✓ for all or the first failure only; returns the
     :class:`Result` with the number of cases that pass. ``cases`` need ``name``, ``args``, ``hint``."""
-    if fn is None or not callable(fn):
+    if fn is None or not callable(fn) or isinstance(fn, type):
         return failed(f"{what} must be a function, got {type(fn).__name__}",
                       "pass the function itself, e.g. check.x(my_fn), not my_fn(...)", 0, len(cases))
-    first, n_ok = None, 0
+    first, n_ok, notes = None, 0, []
     for c in cases:
-        try:
-            got = fn(*c.args)
-        except Exception as e:  # report, never raise
-            report = (f"case '{c.name}': {what} raised {type(e).__name__}: {e}", c.hint)
-        else:
-            report = ((f"case '{c.name}': {what} returned None — fill in the exercise", c.hint)
-                      if got is None else judge(got, c))
+        with _contained(notes):
+            try:
+                got = fn(*c.args)
+            except Exception as e:  # noqa: BLE001 — report, never raise
+                report = (f"case '{c.name}': {what} raised {_why(e)}", c.hint)
+            else:
+                if got is None:
+                    report = (f"case '{c.name}': {what} returned None — fill in the exercise", c.hint)
+                else:
+                    try:
+                        report = judge(got, c)
+                    except Exception as e:  # noqa: BLE001 — an answer the judge cannot handle
+                        report = (f"case '{c.name}': {what} returned {_fmt(got)}, which cannot be "
+                                  f"compared with the expected value ({_why(e)})", c.hint)
         if report is None:
             n_ok += 1
         elif first is None:
             first = report
     if first is None:
-        return passed(f"all {len(cases)} cases pass", n_ok, len(cases))
-    return failed(*first, n_ok, len(cases))
+        return passed(_with_notes(f"all {len(cases)} cases pass", notes), n_ok, len(cases))
+    return failed(_with_notes(first[0], notes), first[1], n_ok, len(cases))
 
 
 def _judge_close(got, c):
