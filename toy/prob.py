@@ -56,16 +56,25 @@ def log_softmax_table_grad(probs, rows, actions, dlogp):
     """
     p = as_array(probs, "probs", ndim=2)                     # (S, A)
     S, A = p.shape
-    s = int_array(rows, "rows", lo=0, hi=S - 1).ravel()  # argcheck
-    a = int_array(actions, "actions", lo=0, hi=A - 1).ravel()  # argcheck
-    g = as_array(dlogp, "dlogp").ravel()  # argcheck
-    if a.shape != s.shape:  # argcheck
-        raise ValueError(f"actions must be integers in 0..{A - 1}, one per row, got {a.size} for {s.size} rows")
-    if g.shape != s.shape:  # argcheck
-        raise ValueError(f"dlogp must be {s.shape[0]} finite numbers, one per row, got shape {np.shape(dlogp)}")
+    _check_table_grad(S, A, rows, actions, dlogp)  # argcheck
+    s, a, g = (np.asarray(x).ravel() for x in (rows, actions, dlogp))
     onehot = np.bincount(s * A + a, weights=g, minlength=S * A).reshape(S, A)   # Σ g·e_a per state
     total = np.bincount(s, weights=g, minlength=S)                              # Σ g per state
     return onehot - total[:, None] * p
+
+
+def _check_table_grad(S, A, rows, actions, dlogp):
+    """The checks of :func:`log_softmax_table_grad`: integer rows in 0..S−1 and actions in 0..A−1
+    (an integer dtype that ``np.bincount`` takes), one finite dlogp per row."""
+    for x, name, hi in ((rows, "rows", S - 1), (actions, "actions", A - 1)):
+        n = int_array(x, name, lo=0, hi=hi).size
+        if not np.can_cast(np.asarray(x).dtype, np.intp) or np.asarray(x).dtype == bool:
+            raise ValueError(f"{name} must be an integer array (int8 to int64), got dtype {np.asarray(x).dtype}")
+    if np.size(actions) != np.size(rows):
+        raise ValueError(f"actions must be integers in 0..{A - 1}, one per row, got {np.size(actions)} for "
+                         f"{np.size(rows)} rows")
+    if as_array(dlogp, "dlogp").size != n:
+        raise ValueError(f"dlogp must be {np.size(rows)} finite numbers, one per row, got shape {np.shape(dlogp)}")
 
 
 def _logits(x):
