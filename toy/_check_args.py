@@ -4,6 +4,7 @@ Every public function of `toy` validates its input with these helpers so that ba
 raises a ``ValueError`` naming the argument and what was expected, never a numpy
 broadcasting error three frames deep (nor a NaN out).
 """
+import dataclasses
 import numbers
 import types
 
@@ -196,8 +197,15 @@ def seed(x, name="seed"):
 
 
 def instance(x, cls, name):
+    """``x`` is a ``cls``. A config (a dataclass with a ``__post_init__`` check) is checked again
+    here, so that a field changed after construction is refused where the config is used, and
+    its int/float fields become Python numbers (:func:`config_fields`)."""
     if not isinstance(x, cls):
         raise ValueError(f"{name} must be a {cls.__name__}, got {type(x).__name__}")
+    if dataclasses.is_dataclass(x) and callable(getattr(x, "__post_init__", None)):
+        if not x.__dataclass_params__.frozen:
+            config_fields(x)
+        x.__post_init__()
     return x
 
 
@@ -270,3 +278,22 @@ def has_methods(x, name, *methods):
     if not all(callable(getattr(x, m, None)) for m in methods):
         raise ValueError(f"{name} must have the methods {', '.join(methods)}, got {type(x).__name__}")
     return x
+
+
+def config_fields(cfg):
+    """Make a config's ``int`` and ``float`` fields plain Python numbers, in place: numpy scalars of
+    any width become ``int``/``float``, and an integral float in an ``int`` field an ``int``, so
+    that ``range()`` and the JSON of a cache key take them. Anything else (2.5, "3", None, True)
+    is left for the config's own checks to refuse by name. Call it first in ``__post_init__``."""
+    for f in dataclasses.fields(cfg):
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        v = getattr(cfg, f.name)
+        if kind not in ("int", "float") or isinstance(v, (bool, np.bool_)):
+            continue
+        if isinstance(v, np.integer):
+            setattr(cfg, f.name, int(v))
+        elif isinstance(v, (float, np.floating)) and kind == "int" and np.isfinite(v) and v == int(v):
+            setattr(cfg, f.name, int(v))
+        elif isinstance(v, np.floating) and kind == "float":
+            setattr(cfg, f.name, float(v))
+    return cfg
