@@ -105,7 +105,7 @@ def main(argv):
             print(f"ERROR {p}: committed outputs contain an error (code cells {error_outputs(nb)})")
             failed += 1
     if not inplace:
-        print(f"{len(paths) - len(todo) - failed} notebook(s) executed")
+        print(f"{len(paths) - len(todo) - failed} notebook(s) already executed")
         for p, cells in todo:
             print(f"STOP  {p}: {len(cells)} code cell(s) never run (code cells {cells}); the book shows "
                   f"committed outputs, so run it first. Nothing was changed.\n"

@@ -21,7 +21,6 @@ import hashlib
 import json
 import pathlib
 import re
-import shutil
 import sys
 import time
 
@@ -162,7 +161,7 @@ def sync(folder, files, force=False):
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for rel in clash:
         backup = folder / f"{rel}.{stamp}.bak"
-        shutil.copy2(folder / rel, backup)
+        write_bytes(backup, (folder / rel).read_bytes())          # atomic: no half .bak on a full disk
         print(f"kept  {backup} (edited; replaced because of FORCE)")
     written, manifest = 0, {}
     for rel, data in sorted(files.items()):
@@ -246,4 +245,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as e:          # a full disk, a file size limit, no permission: one line, files intact
+        sys.exit(f"student edition: cannot write {e.filename or ''} ({e.strerror or e}); every file written "
+                 f"is complete, and no edited file was replaced")

@@ -199,6 +199,16 @@ def test_student_edition_loses_nothing_on_a_full_disk(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "student_edition.py"), str(src), str(out)],
                        capture_output=True, text=True, preexec_fn=limit, timeout=120)
-    assert r.returncode != 0 and "File too large" in r.stderr
+    assert r.returncode != 0 and "File too large" in r.stderr and "Traceback" not in r.stderr
     assert target.read_bytes() == before
     assert sorted(p.name for p in (out / "part1").iterdir()) == ["s00_x.ipynb"]   # no temp file left
+    # an edited file under FORCE on the full disk: kept as a complete .bak, and not replaced either
+    edited = before.replace(b"page 0", b"page 0, my notes")
+    target.write_bytes(edited)
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "student_edition.py"), "--force", str(src), str(out)],
+                       capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert r.returncode != 0 and "no edited file was replaced" in r.stderr
+    assert target.read_bytes() == edited
+    (bak,) = (out / "part1").glob("s00_x.ipynb.*.bak")
+    assert bak.read_bytes() == edited
+    assert len(list((out / "part1").iterdir())) == 2                              # no temp file left
