@@ -54,11 +54,13 @@ def write_bytes(path, data):
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and not e.filename:               # name the file the reader asked for
+            raise OSError(e.errno, e.strerror, str(path)) from None
         raise
 
 
