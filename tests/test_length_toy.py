@@ -133,6 +133,8 @@ BAD_INPUTS += tagged("size", [
     (lt.expected_length, (np.zeros(1000), 10**6), {}, "max_len"),
     (lt.expected_length, (0.0, 10**9), {}, "max_len"),
     (lt.theta_for_length, (3.0, 10**9), {}, "max_len"),
+    (lt.theta_for_length, (3.0, 10**7), {}, "max_len"),                         # 100 bisection steps of 1e7
+    (lt.LengthToyConfig, (), {"max_len": 2 * 10**6, "runs": 1, "n_prompts": 1, "G": 2}, "max_len"),
     (lt.score, (np.zeros(1000, int), 0.0, 10**6), {}, "L and max_len"),
 ])
 

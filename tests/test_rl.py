@@ -751,6 +751,7 @@ BAD_INPUTS += tagged("size", [
     (rl.enumerate_groups, ([0.5, 0.5], 10**8), {}, "probs and G"),
     (rl.enumerate_groups, (np.full(100, 0.01), 5), {}, "probs and G"),       # 9.2e7 groups
     (rl.enumerate_groups, ([0.5, 0.5], 2**63), {}, "G"),
+    (rl.gae, (np.zeros((1, 10**5 + 1)), np.zeros((1, 10**5 + 1)), np.ones((1, 10**5 + 1))), {}, "rewards"),
 ])
 BAD_INPUTS += tagged("shape", [
     (rl.policy_loss, (), {**_PL, "mask": [[1.0, 1.0, 1.0]]}, "mask"),

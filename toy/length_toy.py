@@ -34,6 +34,7 @@ __all__ = ["LengthToyConfig", "expected_length", "theta_for_length", "score", "t
            "expected_length_gradient"]
 
 RIGHT, WRONG = 0, 1                       # index of each path's θ
+BISECTION_STEPS = 100                     # theta_for_length: each one sums max_len terms
 
 
 @dataclass
@@ -72,6 +73,7 @@ class LengthToyConfig:
              "token entries over the run")
         size((self.max_len + 1) ** 2 * self.n_prompts * self.G, "max_len, n_prompts and G", MAX_ELEMENTS,
              "entries in expected_length_gradient's table of every length")
+        size(BISECTION_STEPS * (self.max_len + 1), "max_len", MAX_ELEMENTS, "terms in theta_for_length's bisection")
         return self
 
 
@@ -97,10 +99,10 @@ def expected_length(theta, max_len):
 
 def theta_for_length(mean_len, max_len):
     """The continue logit whose expected length is ``mean_len`` (bisection on the monotone map)."""
-    max_len = _max_len(max_len)
+    max_len = _max_len(max_len, BISECTION_STEPS)
     mean_len = real(mean_len, "mean_len", 0, max_len, lo_open=True, hi_open=True)
     lo, hi = -20.0, 20.0
-    for _ in range(100):
+    for _ in range(BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if expected_length(mid, max_len) < mean_len else (lo, mid)
     return 0.5 * (lo + hi)

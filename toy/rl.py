@@ -76,6 +76,8 @@ def rloo_advantages(rewards):
     return _squeeze_like(r - others, rewards)
 
 
+MAX_TOKENS = 10**5          # gae's backward loop runs once per token position, in Python
+
 ADVANTAGES = ("rft", "reinforce", "baseline", "rloo", "grpo", "dr_grpo")
 
 
@@ -462,6 +464,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
             raise ValueError(f"{name} must be in [0, 1], got {x}")
     finite_result(lambda: np.abs(r * m).sum(axis=1) + 3 * np.abs(v).sum(axis=1), "rewards and values",  # argcheck
                   "the sum of the rewards and values of a row")
+    size(r.shape[1], "rewards", MAX_TOKENS, "tokens (gae loops over them in Python)")  # argcheck
     adv = np.zeros_like(r)
     next_v, next_a = np.zeros(len(r)), np.zeros(len(r))     # (N,) V and A at t + 1 (0 past the end)
     for t in range(r.shape[1] - 1, -1, -1):
