@@ -11,10 +11,11 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 .PHONY: help setup book test unit nbval claims student bench browser clean
 
 help:
-	@echo "make book     build the HTML book into _build/html (executes never-run notebooks; warnings are errors)"
+	@echo "make book     build the HTML book into _build/html (stops on a never-run notebook and names it; warnings are errors)"
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make claims   re-execute every notebook and check the book's claims (what make test does off the reference arithmetic)"
-	@echo "make student  student edition: notebooks without solutions + HTML with solutions hidden (_build/student)"
+	@echo "make student  student edition: notebooks without solutions in _build/student/notebooks + HTML with solutions hidden"
+	@echo "              (never overwrites a notebook edited there: FORCE=1 replaces it after keeping a .bak)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
 	@echo "make exercise-index  regenerate book/exercises.md from the notebooks"
 	@echo "make assignments     nbgrader course in \$$COURSE (default ./course, outside _build): source + release of every section"
@@ -67,17 +68,17 @@ claims: $(STAMP)
 
 test: unit nbval book
 
+# The handout is $(STUDENT)/notebooks; $(STUDENT)/src is the HTML's source. Both are written by
+# scripts/student_edition.py, which never overwrites or removes a file edited since it wrote it
+# (FORCE=1 replaces such a file after keeping it as NAME.<time>.bak).
+STUDENT := _build/student
+FORCE_FLAG = $(if $(FORCE),--force)
+
 student: $(STAMP)
-	rm -rf _build/student
-	mkdir -p _build/student/src
-	cp -r book _toc.yml _build/student/src/
-	$(PY) scripts/student_edition.py notebooks _build/student/src/notebooks
-	sed -e 's/^    hide_solutions: false/    hide_solutions: true/' \
-	    -e 's/^title: "\(.*\)"/title: "\1 (student edition)"/' _config.yml > _build/student/src/_config.yml
-	grep -q 'hide_solutions: true' _build/student/src/_config.yml
-	grep -q 'execute_notebooks: "off"' _build/student/src/_config.yml
-	$(JB) build _build/student/src --builder html -W -n --keep-going --path-output _build/student
-	@echo "student edition: notebooks to hand out in _build/student/src/notebooks, HTML in _build/student/_build/html"
+	$(PY) scripts/student_edition.py $(FORCE_FLAG) notebooks '$(STUDENT)/notebooks'
+	$(PY) scripts/student_edition.py --site $(FORCE_FLAG) '$(STUDENT)/notebooks' '$(STUDENT)/src'
+	$(JB) build '$(STUDENT)/src' --builder html -W -n --keep-going --path-output '$(STUDENT)'
+	@echo "student edition: notebooks to hand out in $(STUDENT)/notebooks, HTML in $(STUDENT)/_build/html"
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
@@ -159,5 +160,13 @@ browser: $(BROWSER_STAMP) $(LAB_STAMP)
 	BOOK_BROWSER_TESTS=1 BOOK_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests/browser -q
 	@echo "browser: screenshots and report.json in _build/browser"
 
+# clean keeps what a person made: it stops if the student handout was edited or an nbgrader course
+# (submissions, gradebook) is in _build, unless FORCE=1
 clean:
+	@if [ -z "$(FORCE)" ]; then \
+	  python3 scripts/student_edition.py --check-edits '$(STUDENT)/notebooks' '$(STUDENT)/src' || \
+	    { echo "make clean: the files above were edited; nothing was removed (make clean FORCE=1 removes them)"; exit 1; }; \
+	  if [ -d _build/nbgrader ]; then \
+	    echo "make clean: _build/nbgrader holds an nbgrader course (submissions, gradebook); nothing was removed (make clean FORCE=1 removes it)"; exit 1; fi; \
+	fi
 	rm -rf _build

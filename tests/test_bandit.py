@@ -91,3 +91,34 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ------------------------------------------------------------------ generated bad inputs, per category
+from bad_inputs import cases, same, tagged, valid_numpy_scalars  # noqa: E402
+
+_VALID = [  # (function, a valid call, the kind of each argument)
+    (bandit.prob_a, {"theta": 0.3}, {"theta": "array"}),
+    (bandit.score, {"theta": 0.3, "actions": [0, 1]}, {"theta": "array", "actions": "int_array"}),
+    (bandit.reward, {"actions": [0, 1]}, {"actions": "int_array"}),
+    (bandit.estimates, {"theta": 0.3, "actions": [0, 1], "b": 0.5},
+     {"theta": "array", "actions": "int_array", "b": "array"}),
+    (bandit.exact_gradient, {"theta": 0.3}, {"theta": "array"}),
+    (bandit.moments, {"theta": 0.3, "b": 0.5}, {"theta": "array", "b": "array"}),
+    (bandit.optimal_baseline, {"theta": 0.3}, {"theta": "array"}),
+    (bandit.sample, {"theta": 0.3, "n": 5, "rng": RNG}, {"theta": "array", "n": "int:1", "rng": "rng"}),
+]
+BAD_INPUTS += [case for fn, valid, spec in _VALID for case in cases(fn, valid, spec)]
+BAD_INPUTS += tagged("size", [(bandit.sample, (0.0, n, RNG), {}, "n") for n in (10**8 + 1, 10**12, 2**62)])
+BAD_INPUTS += tagged("big-int", [(bandit.sample, (0.0, n, RNG), {}, "n") for n in (2**63, 10**30)])
+BAD_INPUTS += tagged("type", [(bandit.score, (0.0, [True, False]), {}, "actions"),
+                              (bandit.reward, (np.array([0, 1], dtype=np.uint64) - np.uint64(1),), {}, "actions")])
+
+
+@pytest.mark.parametrize("fn, kwargs, expected", [
+    *valid_numpy_scalars(bandit.prob_a, {"theta": 2.0}, ["theta"]),
+    *valid_numpy_scalars(bandit.moments, {"theta": 0.5, "b": 0.25}, ["theta", "b"]),
+    *valid_numpy_scalars(bandit.sample, {"theta": 0.5, "n": 7, "rng": np.random.default_rng(3)}, ["n"])])
+def test_numpy_scalars_of_every_width_are_accepted(fn, kwargs, expected):
+    if fn is bandit.sample:
+        kwargs = {**kwargs, "rng": np.random.default_rng(3)}
+    assert same(fn(**kwargs), expected)

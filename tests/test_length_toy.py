@@ -89,3 +89,88 @@ def test_grpo_moves_lengths_apart_and_dr_grpo_does_not():
 def test_config_bad_input(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
         lt.LengthToyConfig(**kwargs)
+
+
+# ------------------------------------------------------------------ bad input, one table, per category
+import re  # noqa: E402
+
+from bad_inputs import cases, same, tagged, valid_numpy_scalars  # noqa: E402
+
+_CFG = {"p_correct": 0.3, "max_len": 8, "init_len": 3.0, "advantage": "grpo", "loss_type": "grpo", "G": 4,
+        "n_prompts": 2, "steps": 2, "lr": 1.0, "runs": 2, "kimi_from": -1}
+_SMALL = lt.LengthToyConfig(**_CFG)
+_VALID = [  # (function, a valid call, the kind of each argument)
+    (lt.expected_length, {"theta": 0.3, "max_len": 8}, {"theta": "array", "max_len": "int:1"}),
+    (lt.theta_for_length, {"mean_len": 3.0, "max_len": 8}, {"mean_len": "positive", "max_len": "int:1"}),
+    (lt.score, {"L": [0, 3, 8], "theta": 0.3, "max_len": 8}, {"L": "int_array", "theta": "array", "max_len": "int:1"}),
+    (lt.LengthToyConfig, _CFG, {"p_correct": "real", "max_len": "int:1", "init_len": "positive",
+                                "advantage": "choice", "loss_type": "choice", "G": "int:2", "n_prompts": "int:1",
+                                "steps": "int:1", "lr": "positive", "runs": "int:1", "kimi_from": "int:-1"}),
+    (lt.train, {"cfg": _SMALL, "seed": 0}, {"seed": "int:0"}),
+    (lt.expected_length_gradient, {"cfg": _SMALL, "theta": [0.1, 0.2]}, {"theta": "array?"}),
+]
+BAD_INPUTS = [case for fn, valid, spec in _VALID for case in cases(fn, valid, spec)]
+BAD_INPUTS += tagged("value", [
+    (lt.theta_for_length, (8.0, 8), {}, "mean_len"),
+    (lt.score, ([9], 0.0, 8), {}, "L"),
+    (lt.score, ([-1], 0.0, 8), {}, "L"),
+    (lt.LengthToyConfig, (), {"init_len": 8.0, "max_len": 8}, "init_len"),
+    (lt.LengthToyConfig, (), {"p_correct": 0.0}, "p_correct"),
+])
+BAD_INPUTS += tagged("type", [
+    (lt.train, ("cfg",), {}, "cfg"), (lt.train, (0,), {}, "cfg"), (lt.train, ({"steps": 2},), {}, "cfg"),
+    (lt.expected_length_gradient, (None,), {}, "cfg"),
+])
+BAD_INPUTS += tagged("shape", [
+    (lt.expected_length_gradient, (_SMALL, [0.1, 0.2, 0.3]), {}, "theta"),
+    (lt.expected_length_gradient, (_SMALL, 0.1), {}, "theta"),
+    (lt.score, ([1, 2, 3], [0.1, 0.2], 8), {}, "theta"),
+])
+BAD_INPUTS += tagged("size", [
+    (lt.LengthToyConfig, (), {"runs": 10**6, "n_prompts": 16, "G": 8, "max_len": 32}, "runs, n_prompts, G and max_len"),
+    (lt.LengthToyConfig, (), {"steps": 10**6, "runs": 100}, "steps, runs, n_prompts, G and max_len"),
+    (lt.LengthToyConfig, (), {"max_len": 10**4, "runs": 1, "n_prompts": 1, "G": 2}, "max_len, n_prompts and G"),
+    (lt.expected_length, (np.zeros(1000), 10**6), {}, "max_len"),
+    (lt.expected_length, (0.0, 10**9), {}, "max_len"),
+    (lt.theta_for_length, (3.0, 10**9), {}, "max_len"),
+    (lt.theta_for_length, (3.0, 10**7), {}, "max_len"),                         # 100 bisection steps of 1e7
+    (lt.LengthToyConfig, (), {"max_len": 2 * 10**6, "runs": 1, "n_prompts": 1, "G": 2}, "max_len"),
+    (lt.score, (np.zeros(1000, int), 0.0, 10**6), {}, "L and max_len"),
+])
+
+
+def _changed(**fields):
+    cfg = lt.LengthToyConfig(**_CFG)
+    for k, v in fields.items():
+        setattr(cfg, k, v)                                     # changed after construction
+    return cfg
+
+
+# a field changed after construction is checked where the config is used
+BAD_INPUTS += tagged("value", [
+    *[(lt.train, (_changed(**{k: v}),), {}, k) for k, v in
+      (("lr", -10.0), ("steps", 2.5), ("advantage", "reinforce"), ("G", 1), ("runs", np.float64("nan")),
+       ("init_len", 100.0), ("kimi_from", "3"))],
+    *[(lt.expected_length_gradient, (_changed(**{k: v}),), {}, k) for k, v in
+      (("p_correct", 1.5), ("loss_type", "dapo"), ("n_prompts", 0), ("max_len", None))],
+])
+
+
+@pytest.mark.parametrize("fn, args, kwargs, name", BAD_INPUTS)
+def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
+        fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize("fn, kwargs, expected", [
+    *valid_numpy_scalars(lt.expected_length, {"theta": 0.5, "max_len": 8}, ["theta", "max_len"]),
+    *valid_numpy_scalars(lt.theta_for_length, {"mean_len": 3.0, "max_len": 8}, ["mean_len", "max_len"]),
+    *valid_numpy_scalars(lambda **kw: lt.train(lt.LengthToyConfig(**kw))["len_right"],
+                         {**_CFG, "steps": 2, "lr": 0.5, "init_len": 4.0}, ["steps", "lr", "init_len", "G"])])
+def test_numpy_scalars_of_every_width_are_accepted(fn, kwargs, expected):
+    assert same(fn(**kwargs), expected)
+
+
+def test_integral_fields_become_ints():
+    cfg = lt.LengthToyConfig(steps=np.int64(3), G=4.0, runs=np.uint8(2))
+    assert (cfg.steps, cfg.G, cfg.runs) == (3, 4, 2) and all(type(v) is int for v in (cfg.steps, cfg.G, cfg.runs))

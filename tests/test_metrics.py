@@ -198,3 +198,56 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ------------------------------------------------------------------ generated bad inputs, per category
+from bad_inputs import cases, same, tagged, valid_numpy_scalars  # noqa: E402
+
+_VALID = [  # (function, a valid call, the kind of each argument)
+    (metrics.pass_at_k, {"n": 10, "c": 3, "k": 2}, {"n": "int_array", "c": "int_array", "k": "int:1"}),
+    (metrics.pass_at_k, {"n": [10, 12], "c": [3, 0], "k": 2}, {"n": "int_array", "c": "int_array"}),
+    (metrics.pass_at_k_exact, {"p": [0.2, 0.5], "k": 3}, {"p": "array", "k": "int:1"}),
+    (metrics.pass_at_k_exact, {"p": 0.5, "k": [1, 4]}, {"k": "int_array"}),
+    (metrics.maj_at_k, {"answers": [[1, 2, 2]], "correct_answer": [2], "seed": 0},
+     {"answers": "array", "correct_answer": "array", "seed": "int:0"}),
+    (metrics.entropy, {"probs": [0.25, 0.75]}, {"probs": "array"}),
+]
+BAD_INPUTS += [case for fn, valid, spec in _VALID for case in cases(fn, valid, spec)]
+BAD_INPUTS += tagged("size", [      # refused before the loop or the allocation, the limit in the message
+    (metrics.pass_at_k, (10**12, 10**7 + 1, 10**11), {}, "n, c and k"),         # 1e7 factors
+    (metrics.pass_at_k, (2**62, 2**40, 2**41), {}, "n, c and k"),
+    (metrics.pass_at_k, (np.full(10**5 + 1, 10), 3, 2), {}, "n and c"),          # 1e5 problems
+    (metrics.pass_at_k, (10, np.zeros(10**5 + 1, int), 2), {}, "n and c"),
+    (metrics.pass_at_k_exact, (np.zeros(10**5), np.arange(1, 2002)), {}, "p and k"),
+    (metrics.maj_at_k, (np.zeros((1, 10**4 + 1), int), np.zeros(1, int)), {}, "answers"),
+    (metrics.maj_at_k, (np.zeros((10**3, 400), int), np.zeros(10**3, int)), {}, "answers"),
+])
+BAD_INPUTS += tagged("shape", [
+    (metrics.pass_at_k, ([10, 10], [1, 1, 1], 2), {}, "n"),
+    (metrics.pass_at_k_exact, ([0.5], [[1, 2]]), {}, "k"),
+    (metrics.maj_at_k, (np.zeros((2, 3)), np.zeros((2, 1))), {}, "correct_answer"),
+    (metrics.maj_at_k, (np.zeros(3), np.zeros(3)), {}, "correct_answer"),
+    (metrics.entropy, (np.zeros((2, 0)),), {}, "probs"),
+])
+BAD_INPUTS += tagged("big-int", [
+    (metrics.pass_at_k_exact, (0.5, 10**30), {}, "k"),
+    (metrics.pass_at_k, (10**30, 1, 1), {}, "n"),
+    (metrics.pass_at_k, ([10, 2**64], 1, 1), {}, "n"),
+    (metrics.maj_at_k, ([[1, 2]], [1]), {"seed": 2**64}, "seed"),
+])
+
+
+@pytest.mark.parametrize("fn, kwargs, expected", [
+    *valid_numpy_scalars(metrics.pass_at_k, {"n": 10, "c": 3, "k": 2}, ["n", "c", "k"]),
+    *valid_numpy_scalars(metrics.pass_at_k_exact, {"p": 0.5, "k": 3}, ["p", "k"]),
+    *valid_numpy_scalars(metrics.maj_at_k, {"answers": [[1, 2, 2]], "correct_answer": [2], "seed": 3}, ["seed"])])
+def test_numpy_scalars_of_every_width_are_accepted(fn, kwargs, expected):
+    assert same(fn(**kwargs), expected)
+
+
+def test_pass_at_k_with_fewer_factors_over_the_correct_samples():
+    """c > 4096 and k > c: the product over the c correct samples, against the product over the k draws."""
+    n, c, k = 10**6, 5000, 20_000
+    draws = np.prod((n - c - np.arange(k)) / (n - np.arange(k)))               # ∏ (n−c−i)/(n−i), k factors
+    assert metrics.pass_at_k(n, c, k) == pytest.approx(1 - draws, rel=1e-12)
+    assert metrics.pass_at_k(10**12, 10**5, 10**11) == 1.0                     # once past 20 s, now at once

@@ -672,3 +672,116 @@ BAD_INPUTS += [
     (rl.mixed_groups, (np.zeros((0, 4)),), {}, "rewards"),
     (rl.mixed_groups, (np.ones((2, 3, 4)),), {}, "rewards"),
 ]
+
+
+# ------------------------------------------------------------------ generated bad inputs, per category
+from bad_inputs import cases, same, tagged, valid_numpy_scalars  # noqa: E402
+
+_PL = {"logp": [[-1.0, -2.0]], "old_logp": [[-1.1, -2.0]], "adv": [1.0], "mask": [[1.0, 1.0]], "loss_type": "grpo",
+       "eps_low": 0.2, "eps_high": 0.28, "beta": 0.1, "ref_logp": [[-1.0, -1.5]], "max_len": 4}
+_CLIP = {"ratio": [1.1, 0.5], "adv": [1.0, -1.0], "eps_low": 0.2, "eps_high": 0.28}
+_CLIP_SPEC = {"ratio": "array", "adv": "array", "eps_low": "nonneg", "eps_high": "nonneg?"}
+_VALID = [  # (function, a valid call, the kind of each argument)
+    (rl.grpo_advantages, {"rewards": [1.0, 0.0, 0.0], "eps": 1e-4, "ddof": 0},
+     {"rewards": "array", "eps": "nonneg", "ddof": "int:0"}),
+    (rl.dr_grpo_advantages, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
+    (rl.rloo_advantages, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
+    (rl.advantages, {"rewards": [[1.0, 0.0]], "kind": "baseline", "b": 0.5},
+     {"rewards": "array", "kind": "choice", "b": "array"}),
+    (rl.degenerate_fraction, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
+    (rl.mixed_groups, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
+    (rl.reward_to_go, {"rewards": [0.0, 1.0]}, {"rewards": "array"}),
+    (rl.clipped_surrogate, _CLIP, _CLIP_SPEC),
+    (rl.clipped_surrogate_grad, _CLIP, _CLIP_SPEC),
+    (rl.clip_fraction, {**_CLIP, "mask": [1.0, 1.0]}, {**_CLIP_SPEC, "mask": "array"}),
+    (rl.aggregate_loss, {"per_token": [[1.0, 2.0]], "mask": [[1.0, 0.0]], "loss_type": "dr_grpo", "max_len": 3},
+     {"per_token": "array", "mask": "array", "loss_type": "choice", "max_len": "positive?"}),
+    (rl.aggregate_weights, {"mask": [[1.0, 0.0]], "loss_type": "dr_grpo", "max_len": 3},
+     {"mask": "array", "loss_type": "choice", "max_len": "positive?"}),
+    (rl.kl_k1, {"logr": [0.1]}, {"logr": "array"}),
+    (rl.kl_k2, {"logr": [0.1]}, {"logr": "array"}),
+    (rl.kl_k3, {"logr": [0.1]}, {"logr": "array"}),
+    (rl.kl_k3_grad, {"logr": [0.1]}, {"logr": "array"}),
+    (rl.policy_loss, _PL, {"logp": "array", "old_logp": "array", "adv": "array", "mask": "array",
+                           "loss_type": "choice", "eps_low": "nonneg", "eps_high": "nonneg?", "beta": "nonneg",
+                           "ref_logp": "array", "max_len": "positive?"}),
+    (rl.overlong_penalty, {"length": [3, 9], "max_len": 10, "buffer": 4},
+     {"length": "array", "max_len": "positive", "buffer": "positive"}),
+    (rl.kimi_length_reward, {"lengths": [3, 5, 9], "correct": [True, False, True]},
+     {"lengths": "array", "correct": "array"}),
+    (rl.kl_shaped_rewards, {"kl": [[0.1, 0.2]], "score": [1.0], "mask": [[1.0, 1.0]], "beta": 0.1, "clamp": True},
+     {"kl": "array", "score": "array", "mask": "array", "beta": "nonneg", "clamp": "flag"}),
+    (rl.gae, {"rewards": [[0.0, 1.0]], "values": [[0.5, 0.5]], "mask": [[1.0, 1.0]], "gamma": 0.9, "lam": 0.8},
+     {"rewards": "array", "values": "array", "mask": "array", "gamma": "nonneg", "lam": "nonneg"}),
+    (rl.softmax_pg_exact, {"logits": [0.0, 1.0], "rewards": [1.0, 0.0]}, {"logits": "array", "rewards": "array"}),
+    (rl.score_function_estimate, {"logits": [0.0, 1.0], "samples": [0, 1, 1], "weights": [1.0, 0.0, 0.5]},
+     {"logits": "array", "samples": "int_array", "weights": "array"}),
+    (rl.enumerate_groups, {"probs": [0.3, 0.7], "G": 3}, {"probs": "array", "G": "int:1"}),
+]
+BAD_INPUTS += [case for fn, valid, spec in _VALID for case in cases(fn, valid, spec)]
+
+# overflow in an intermediate result, though every input is finite: refused, naming the argument
+_HUGE = (1e308, -1e308, 1.7e308)
+BAD_INPUTS += tagged("overflow", [
+    *[(f, ([h, h, -h],), {}, "rewards") for h in _HUGE
+      for f in (rl.grpo_advantages, rl.dr_grpo_advantages, rl.rloo_advantages, rl.reward_to_go)],
+    *[(rl.grpo_advantages, ([[0.0, s]],), {"ddof": d}, "rewards") for s in (1e155, 1e200) for d in (0, 1)],
+    *[(rl.advantages, ([[h, 0.0]], kind), {}, "rewards") for h in _HUGE for kind in ("grpo", "rloo", "dr_grpo")],
+    *[(rl.advantages, ([[h, 0.0]], "baseline"), {"b": -h}, "b") for h in _HUGE],
+    *[(rl.kl_k3, ([x],), {}, "logr") for x in (710.0, 1000.0, 1e308)],
+    *[(rl.kl_k3_grad, ([x],), {}, "logr") for x in (710.0, 1e5)],
+    *[(rl.kl_k2, ([x],), {}, "logr") for x in (2e154, -1e300)],
+    *[(rl.clipped_surrogate, ([r], [a]), {}, "ratio and adv") for r, a in ((1e200, 1e200), (1e300, -1e10))],
+    *[(rl.policy_loss, (), {**_PL, "logp": [[x, -2.0]], "beta": 0.0}, "logp - old_logp") for x in (709.0, 800.0)],
+    (rl.policy_loss, (), {**_PL, "logp": [[1e308, 0.0]], "old_logp": [[-1e308, 0.0]]}, "logp - old_logp"),
+    (rl.policy_loss, (), {**_PL, "logp": [[300.0, 0.0]], "old_logp": [[0.0, 0.0]], "adv": [1e200]}, "adv"),
+    (rl.policy_loss, (), {**_PL, "ref_logp": [[800.0, 0.0]]}, "ref_logp - logp"),
+    (rl.policy_loss, (), {**_PL, "ref_logp": [[700.0, 0.0]], "beta": 1e10}, "adv and beta"),
+    (rl.aggregate_loss, ([[1e308, 1e308]], [[1.0, 1.0]], "dapo"), {}, "per_token"),
+    (rl.aggregate_loss, ([[1.7e308], [1.7e308]], [[1.0], [1.0]], "sum"), {}, "per_token"),
+    (rl.gae, ([[1e308, 1e308]], [[0.0, 0.0]], [[1.0, 1.0]]), {}, "rewards and values"),
+    (rl.gae, ([[0.0, 0.0]], [[1e308, -1e308]], [[1.0, 1.0]]), {}, "rewards and values"),
+    (rl.kl_shaped_rewards, ([[1e308]], [1e308], [[1.0]], 1.0), {}, "beta, kl and score"),
+    (rl.kl_shaped_rewards, ([[1e300]], [0.0], [[1.0]], 1e10), {}, "beta, kl and score"),
+    (rl.softmax_pg_exact, ([0.0, 0.0], [1e308, -1e308]), {}, "rewards"),
+    (rl.score_function_estimate, ([0.0, 1.0], [0, 1], [1e308, 1e308]), {}, "weights"),
+])
+BAD_INPUTS += tagged("size", [
+    (rl.enumerate_groups, (np.full(20, 0.05), 30), {}, "probs and G"),      # 1.9e13 groups
+    (rl.enumerate_groups, ([0.5, 0.5], 10**8), {}, "probs and G"),
+    (rl.enumerate_groups, (np.full(100, 0.01), 5), {}, "probs and G"),       # 9.2e7 groups
+    (rl.enumerate_groups, ([0.5, 0.5], 2**63), {}, "G"),
+    (rl.gae, (np.zeros((1, 10**5 + 1)), np.zeros((1, 10**5 + 1)), np.ones((1, 10**5 + 1))), {}, "rewards"),
+])
+BAD_INPUTS += tagged("shape", [
+    (rl.policy_loss, (), {**_PL, "mask": [[1.0, 1.0, 1.0]]}, "mask"),
+    (rl.policy_loss, (), {**_PL, "adv": [[1.0]]}, "adv"),
+    (rl.policy_loss, (), {**_PL, "ref_logp": [[0.0]]}, "ref_logp"),
+    (rl.gae, ([[0.0, 1.0]], [[0.5]], [[1.0, 1.0]]), {}, "values"),
+    (rl.kl_shaped_rewards, ([[0.1, 0.2]], [1.0, 2.0], [[1.0, 1.0]], 0.1), {}, "score"),
+    (rl.score_function_estimate, ([[0.0, 1.0]] * 2, [[0, 1]], [[1.0, 1.0]]), {}, "logits"),
+    (rl.score_function_estimate, ([0.0, 1.0], [0, 1], [1.0]), {}, "weights"),
+    (rl.softmax_pg_exact, ([0.0, 1.0], [1.0, 0.0, 0.0]), {}, "rewards"),
+    (rl.clip_fraction, ([1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0]), {}, "ratio"),
+    (rl.kimi_length_reward, ([1, 2, 3], [True, False]), {}, "correct"),
+])
+BAD_INPUTS += tagged("value", [(rl.kimi_length_reward, ([-1, 2], [True, True]), {}, "lengths")])
+
+
+@pytest.mark.parametrize("fn, kwargs, expected", [
+    *valid_numpy_scalars(rl.grpo_advantages, {"rewards": [1.0, 0.0, 0.0], "eps": 0.5, "ddof": 1}, ["eps", "ddof"]),
+    *valid_numpy_scalars(rl.clipped_surrogate, {**_CLIP, "eps_low": 0.25, "eps_high": 0.5}, ["eps_low", "eps_high"]),
+    *valid_numpy_scalars(rl.policy_loss, {**_PL, "beta": 0.5, "max_len": 4}, ["beta", "max_len"]),
+    *valid_numpy_scalars(rl.overlong_penalty, {"length": [3, 9], "max_len": 10, "buffer": 4}, ["max_len", "buffer"]),
+    *valid_numpy_scalars(rl.gae, {"rewards": [[0.0, 1.0]], "values": [[0.5, 0.5]], "mask": [[1.0, 1.0]],
+                                  "gamma": 0.5, "lam": 1}, ["gamma", "lam"]),
+    *valid_numpy_scalars(rl.enumerate_groups, {"probs": [0.3, 0.7], "G": 3}, ["G"])])
+def test_numpy_scalars_of_every_width_are_accepted(fn, kwargs, expected):
+    assert same(fn(**kwargs), expected)
+
+
+def test_large_but_finite_rewards_still_work():
+    """Only a real overflow is refused: rewards of 1e150 (GRPO) or 1e307 (Dr. GRPO, RLOO) still compute."""
+    np.testing.assert_allclose(rl.grpo_advantages([1e150, -1e150]), [1.0, -1.0])
+    np.testing.assert_allclose(rl.dr_grpo_advantages([1e307, 1e307, -1e307]), np.array([1, 1, -2]) * 2e307 / 3)
+    np.testing.assert_allclose(rl.kl_k3([709.0]), np.expm1(709.0) - 709.0)

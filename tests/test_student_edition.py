@@ -135,3 +135,80 @@ def test_cut_inside_a_cell_and_markers_across_cells():
     assert out["cells"][5]["outputs"] == [ok]                         # past the next prose: kept
     kept = [(k, t) for k, t, sol, _ in blocks(nb) if not sol]
     assert [(k, t) for k, t, _, _ in blocks(out)] == kept
+
+
+# ------------------------------------------------------------------ nothing a person made is lost
+def _course(root, n=2):
+    """A folder of ``n`` tiny notebooks with one solution cell each."""
+    for i in range(n):
+        nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": f"# page {i}"},
+                        {"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "answer = 42",
+                         "outputs": [], "execution_count": 1}],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        (root / "part1").mkdir(parents=True, exist_ok=True)
+        (root / "part1" / f"s0{i}_x.ipynb").write_text(json.dumps(nb))
+    return root
+
+
+def test_an_edited_handout_is_never_overwritten(tmp_path, capsys):
+    src, out = _course(tmp_path / "src"), tmp_path / "student dir" / "notebooks"   # a space in the path
+    assert student_edition.main([str(src), str(out)]) == 0
+    mine = out / "part1" / "s00_x.ipynb"
+    edited = mine.read_text().replace("# page 0", "# page 0\\n\\nmy answer: 41")
+    mine.write_text(edited)                                           # a student's work
+    (out / "part1" / "my_notes.ipynb").write_text("{}")               # and a file of their own
+    assert student_edition.edited(out) == ["part1/my_notes.ipynb", "part1/s00_x.ipynb"]
+    (src / "part1" / "s01_x.ipynb").write_text((src / "part1" / "s00_x.ipynb").read_text())  # the book changed
+    other = (out / "part1" / "s01_x.ipynb").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        student_edition.main([str(src), str(out)])
+    assert "nothing was written" in str(stop.value) and "FORCE=1" in str(stop.value)
+    assert f"KEEP  {mine}" in capsys.readouterr().out
+    assert mine.read_text() == edited                                  # kept, byte for byte
+    assert (out / "part1" / "s01_x.ipynb").read_bytes() == other       # nothing else written either
+    assert student_edition.main(["--check-edits", str(out)]) == 1       # make clean stops too
+    # --force (make student FORCE=1) replaces it, after keeping it as a .bak; the student's own file stays
+    assert student_edition.main(["--force", str(src), str(out)]) == 0
+    (bak,) = (out / "part1").glob("s00_x.ipynb.*.bak")
+    assert bak.read_text() == edited and "my answer" not in mine.read_text()
+    assert (out / "part1" / "my_notes.ipynb").read_text() == "{}"
+
+
+def test_rerun_updates_unchanged_files_and_removes_only_its_own_stale_ones(tmp_path):
+    src, out = _course(tmp_path / "src", n=3), tmp_path / "out"
+    student_edition.main([str(src), str(out)])
+    (src / "part1" / "s02_x.ipynb").unlink()                          # a section removed from the book
+    assert student_edition.main([str(src), str(out)]) == 0
+    assert sorted(p.name for p in (out / "part1").iterdir()) == ["s00_x.ipynb", "s01_x.ipynb"]
+    assert student_edition.edited(out) == []
+
+
+def test_student_edition_loses_nothing_on_a_full_disk(tmp_path):
+    """A 150 kB notebook rewritten under a 64 kB file size limit (ulimit -f): the old one stays."""
+    import resource
+    import subprocess
+    src, out = _course(tmp_path / "src", n=1), tmp_path / "out"
+    student_edition.main([str(src), str(out)])
+    target = out / "part1" / "s00_x.ipynb"
+    before = target.read_bytes()
+    nb = json.loads((src / "part1" / "s00_x.ipynb").read_text())
+    nb["cells"][0]["source"] = "x" * 150_000
+    (src / "part1" / "s00_x.ipynb").write_text(json.dumps(nb))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "student_edition.py"), str(src), str(out)],
+                       capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert r.returncode != 0 and "File too large" in r.stderr and "Traceback" not in r.stderr
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in (out / "part1").iterdir()) == ["s00_x.ipynb"]   # no temp file left
+    # an edited file under FORCE on the full disk: kept as a complete .bak, and not replaced either
+    edited = before.replace(b"page 0", b"page 0, my notes")
+    target.write_bytes(edited)
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "student_edition.py"), "--force", str(src), str(out)],
+                       capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert r.returncode != 0 and "no edited file was replaced" in r.stderr
+    assert target.read_bytes() == edited
+    (bak,) = (out / "part1").glob("s00_x.ipynb.*.bak")
+    assert bak.read_bytes() == edited
+    assert len(list((out / "part1").iterdir())) == 2                              # no temp file left

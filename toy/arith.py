@@ -281,6 +281,10 @@ def apply_method(v, operand, is_mul, method, slip):
     broadcast([a.shape for a in arrays], ["v", "operand", "is_mul", "method", "slip"])
     if arrays[2].dtype != bool and not np.all((arrays[2] == 0) | (arrays[2] == 1)):
         raise ValueError("is_mul must hold booleans")
+    top_v, top_b = (int(a.max(initial=0)) for a in arrays[:2])        # Python ints: no wrap-around
+    if max(top_v * top_b, top_v + top_b) + 20 >= 2**63:
+        raise ValueError(f"v and operand must be small enough that v × operand fits in int64 (< 2**63), "
+                         f"got up to {top_v} and {top_b}")
     return _apply_method(v, operand, is_mul, method, slip)
 
 

@@ -8,7 +8,7 @@ Everything here is exact except :func:`sample`, which draws actions.
 import numpy as np
 
 from . import rl
-from ._check_args import as_array, broadcast, generator, integer
+from ._check_args import MAX_ELEMENTS, as_array, broadcast, generator, int_array, integer, size
 from .prob import sigmoid
 
 __all__ = ["prob_a", "score", "reward", "estimates", "exact_gradient", "moments",
@@ -18,7 +18,7 @@ A, B = 0, 1  # action ids
 
 
 def _actions(actions):
-    a = np.asarray(actions)
+    a = int_array(actions, "actions")
     if not np.all((a == A) | (a == B)):
         raise ValueError(f"actions must be 0 (arm A) or 1 (arm B), got {np.unique(a)}")
     return a
@@ -82,6 +82,7 @@ def optimal_baseline(theta):
 def sample(theta, n, rng):
     """Draw n actions (0 = A, 1 = B) from the policy."""
     n = integer(n, "n", lo=1)
+    size(n, "n", MAX_ELEMENTS, "draws")
     generator(rng)
     broadcast([np.shape(theta), (n,)], ["theta", "n"])
     return np.where(rng.random(n) < prob_a(theta), A, B)

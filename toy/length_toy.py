@@ -25,13 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rl
-from ._check_args import positive
+from ._check_args import MAX_ELEMENTS, as_array, broadcast, instance, int_array, integer, one_of, real
+from ._check_args import seed as _seed
+from ._check_args import size
 from .prob import sigmoid
 
 __all__ = ["LengthToyConfig", "expected_length", "theta_for_length", "score", "train",
            "expected_length_gradient"]
 
 RIGHT, WRONG = 0, 1                       # index of each path's θ
+BISECTION_STEPS = 100                     # theta_for_length: each one sums max_len terms
 
 
 @dataclass
@@ -49,33 +52,57 @@ class LengthToyConfig:
     kimi_from: int = -1        # add Kimi k1.5's length reward from this step on (-1: never)
 
     def __post_init__(self):
-        if not 0 < self.p_correct < 1:
-            raise ValueError(f"p_correct must be in (0, 1), got {self.p_correct}")
+        self.check()
+
+    def check(self):
+        """Check every field (again: :func:`train` calls it, so a field changed after construction
+        is checked too); integral fields become ints. A ValueError names the field."""
+        self.p_correct = real(self.p_correct, "p_correct", 0, 1, lo_open=True, hi_open=True)
         for name in ("max_len", "G", "n_prompts", "steps", "runs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or int(v) != v or v < 1 or (name == "G" and v < 2):
-                raise ValueError(f"{name} must be an integer >= {2 if name == 'G' else 1}, got {v!r}")
-        positive(self.lr, "lr")
-        if not 0 < positive(self.init_len, "init_len") < self.max_len:
+            setattr(self, name, integer(getattr(self, name), name, lo=2 if name == "G" else 1))
+        self.kimi_from = integer(self.kimi_from, "kimi_from", lo=-1)
+        self.lr = real(self.lr, "lr", lo=0, lo_open=True)
+        self.init_len = real(self.init_len, "init_len", lo=0, lo_open=True)
+        if not self.init_len < self.max_len:
             raise ValueError(f"init_len must be in (0, max_len = {self.max_len}), got {self.init_len}")
         for name in ("advantage", "loss_type"):
-            if getattr(self, name) not in ("grpo", "dr_grpo"):
-                raise ValueError(f"{name} must be 'grpo' or 'dr_grpo', got {getattr(self, name)!r}")
-        if int(self.kimi_from) != self.kimi_from or self.kimi_from < -1:
-            raise ValueError(f"kimi_from must be a step >= 0, or -1 for never, got {self.kimi_from}")
+            one_of(getattr(self, name), name, ("grpo", "dr_grpo"))
+        per_step = self.runs * self.n_prompts * self.G * (self.max_len + 1)   # the token table of one update
+        size(per_step, "runs, n_prompts, G and max_len", MAX_ELEMENTS, "token entries per update")
+        size(self.steps * per_step, "steps, runs, n_prompts, G and max_len", 100 * MAX_ELEMENTS,
+             "token entries over the run")
+        size((self.max_len + 1) ** 2 * self.n_prompts * self.G, "max_len, n_prompts and G", MAX_ELEMENTS,
+             "entries in expected_length_gradient's table of every length")
+        size(BISECTION_STEPS * (self.max_len + 1), "max_len", MAX_ELEMENTS, "terms in theta_for_length's bisection")
+        return self
+
+
+def _config(cfg):
+    return instance(cfg, LengthToyConfig, "cfg").check()
+
+
+def _max_len(max_len, n=1):
+    """``max_len`` as an int >= 1, refused if ``n`` values times it would pass the size limit."""
+    max_len = integer(max_len, "max_len", lo=1)
+    size(n * (max_len + 1), "max_len", MAX_ELEMENTS, "entries")
+    return max_len
 
 
 def expected_length(theta, max_len):
     r"""Exact mean thinking length :math:`E[L] = \sum_{l=1}^{L_{max}} q^l` for continue logit θ."""
-    q = sigmoid(np.asarray(theta, dtype=float))
-    ls = np.arange(1, int(max_len) + 1)
+    theta = as_array(theta, "theta")
+    max_len = _max_len(max_len, theta.size)
+    q = sigmoid(theta)
+    ls = np.arange(1, max_len + 1)
     return (q[..., None] ** ls).sum(axis=-1) if np.ndim(q) else float((q ** ls).sum())
 
 
 def theta_for_length(mean_len, max_len):
     """The continue logit whose expected length is ``mean_len`` (bisection on the monotone map)."""
+    max_len = _max_len(max_len, BISECTION_STEPS)
+    mean_len = real(mean_len, "mean_len", 0, max_len, lo_open=True, hi_open=True)
     lo, hi = -20.0, 20.0
-    for _ in range(100):
+    for _ in range(BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if expected_length(mid, max_len) < mean_len else (lo, mid)
     return 0.5 * (lo + hi)
@@ -91,8 +118,12 @@ def _token_scores(L, q, max_len):
 
 def score(L, theta, max_len):
     r""":math:`\frac{d}{d\theta}\log\pi(L) = L(1-q) - [L < L_{max}]\,q`, summed over the tokens."""
-    L = np.asarray(L)
-    q = np.asarray(sigmoid(np.broadcast_to(np.asarray(theta, dtype=float), L.shape)))
+    theta = as_array(theta, "theta")
+    max_len = integer(max_len, "max_len", lo=1)
+    L = int_array(L, "L", lo=0, hi=max_len)
+    broadcast([theta.shape, L.shape], ["theta", "L"])
+    size(max(L.size, theta.size) * (max_len + 1), "L and max_len", MAX_ELEMENTS, "entries")
+    q = np.asarray(sigmoid(np.broadcast_to(theta, L.shape)))
     return _token_scores(L, q, max_len).sum(axis=-1)
 
 
@@ -105,7 +136,9 @@ def train(cfg=None, seed=0):
     """Train ``cfg.runs`` independent runs side by side. Returns a dict of arrays over steps
     (steps, runs): ``len_right`` and ``len_wrong``, the exact mean thinking lengths of right and
     wrong answers given the current θ (before each update, plus the final one: steps + 1 rows)."""
+    cfg = _config(LengthToyConfig() if cfg is None else cfg)  # argcheck
     cfg = cfg or LengthToyConfig()
+    seed = _seed(seed)  # argcheck
     rng = np.random.default_rng(seed)
     S, B, G, Lmax = cfg.runs, cfg.n_prompts, cfg.G, cfg.max_len
     theta = np.full((S, 2), theta_for_length(cfg.init_len, Lmax))           # (runs, path)
@@ -143,8 +176,11 @@ def expected_length_gradient(cfg, theta=None):
     (``loss_type="dr_grpo"``): 0 with the constant weight because :math:`E[s(L)] = 0`, whatever
     the advantage; not 0 with 1/|o|.
     """
+    cfg = _config(cfg)
+    if theta is not None and as_array(theta, "theta").shape != (2,):
+        raise ValueError(f"theta must be the two continue logits (theta_right, theta_wrong), got shape {np.shape(theta)}")
     Lmax, G, N = cfg.max_len, cfg.G, cfg.n_prompts * cfg.G
-    theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else np.asarray(theta, float)
+    theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else as_array(theta, "theta")
     groups, pk = rl.enumerate_groups([1 - cfg.p_correct, cfg.p_correct], G)   # every group, exactly
     rewards = groups.astype(float)                                  # (G + 1, G): 1 = right
     adv = _advantages(rewards, cfg.advantage)

@@ -1,6 +1,8 @@
 r"""Evaluation metrics: pass@k (estimated from samples, or exact from a solve probability), maj@k, entropy."""
 import numpy as np
-from ._check_args import as_array, int_array, integer
+from ._check_args import MAX_ELEMENTS, MAX_LOOP, as_array, int_array, integer, seed as _seed, size
+
+MAX_PROBLEMS = 10**5      # pass_at_k loops over the entries of n and c in Python
 
 __all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy"]
 
@@ -27,6 +29,9 @@ def pass_at_k(n, c, k):
         raise ValueError("c must satisfy 0 <= c <= n")
     if n_arr.size and k > n_arr.min():
         raise ValueError(f"k must be <= n, got k={k} and n={int(n_arr.min())}")
+    size(n_arr.size, "n and c", MAX_PROBLEMS, "problems")
+    work = np.where(n_arr - c_arr < k, 0, np.where(c_arr <= 4096, c_arr, np.minimum(c_arr, k)))
+    size(int(work.sum(dtype=object)), "n, c and k", MAX_LOOP, "factors (min(c, k) per problem)")
     out = np.empty(n_arr.shape, dtype=float)
     for idx in np.ndindex(n_arr.shape):
         ni, ci = int(n_arr[idx]), int(c_arr[idx])
@@ -34,6 +39,11 @@ def pass_at_k(n, c, k):
             out[idx] = 1.0
         elif ci <= 4096:
             out[idx] = 1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))
+        elif k > ci:                                                   # fewer factors over the c correct
+            fail = 1.0
+            for i0 in range(ni - ci + 1, ni + 1, 4096):
+                fail *= np.prod(1.0 - k / np.arange(i0, min(ni + 1, i0 + 4096)))
+            out[idx] = 1.0 - fail
         else:
             fail = 1.0                                                 # P(all k draws wrong)
             for i0 in range(0, k, 4096):                               # 4096 factors at a time
@@ -56,6 +66,8 @@ def pass_at_k_exact(p, k):
     p = as_array(p, "p")
     if np.any((p < 0) | (p > 1)):
         raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    if np.ndim(k) != 0:
+        size(p.size * np.size(k), "p and k", MAX_ELEMENTS, "entries (one per p and k)")
     if np.ndim(k) == 0:
         out = 1 - (1 - p) ** integer(k, "k", lo=1)
     else:
@@ -71,14 +83,14 @@ def maj_at_k(answers, correct_answer, seed=0):
 
     ``answers``: (..., k) integer answers; ``correct_answer``: (...) integers.
     """
-    a = np.asarray(answers)
-    t = np.asarray(correct_answer)
+    a = _answers(answers, "answers")
+    t = _answers(correct_answer, "correct_answer")
     if a.ndim < 1 or a.shape[-1] < 1:
         raise ValueError(f"answers must have a last axis of k >= 1 samples, got shape {a.shape}")
     if t.shape != a.shape[:-1]:
         raise ValueError(f"correct_answer must have shape {a.shape[:-1]}, got {t.shape}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    seed = _seed(seed)
+    size(a.size * a.shape[-1], "answers", MAX_ELEMENTS, "vote comparisons (k² per problem)")
     flat = np.sort(a.reshape(-1, a.shape[-1]), axis=1)                 # (R, k), each row sorted
     count = (flat[:, :, None] == flat[:, None, :]).sum(axis=2)          # (R, k) votes of each entry's value
     first = np.ones(flat.shape, bool)
@@ -89,6 +101,14 @@ def maj_at_k(answers, correct_answer, seed=0):
     col = np.argmax(top & (np.cumsum(top, axis=1) == pick[:, None] + 1), axis=1)
     votes = flat[np.arange(len(flat)), col]
     return (votes.reshape(t.shape) == t).astype(float)
+
+
+def _answers(x, name):
+    """Answers as an array: integers as they are (exact), anything else as finite floats."""
+    a = np.asarray(x) if not isinstance(x, (str, bytes, bool, np.bool_)) or x is None else None
+    if a is not None and a.dtype.kind in "iu":
+        return a
+    return as_array(x, name)
 
 
 def entropy(probs):

@@ -1,7 +1,7 @@
 r"""Small probability helpers shared by every model in `toy`: sigmoid, softmax, sampling."""
 import numpy as np
 
-from ._check_args import as_array, has_methods, positive, probabilities
+from ._check_args import as_array, int_array, positive, probabilities, random_source
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "log_softmax_table_grad", "sample_categorical", "inverse_cdf"]
 
@@ -15,9 +15,33 @@ def sigmoid(x):
 
 def log_softmax(logits, temperature=1.0):
     r""":math:`\log \mathrm{softmax}(z / T)` along the last axis (float32 logits stay float32)."""
-    z = _logits(logits) / positive(temperature, "temperature")
-    z = z - z.max(axis=-1, keepdims=True)
+    logits, T = _logits(logits), positive(temperature, "temperature")
+    with np.errstate(all="ignore"):
+        z = logits / T
+        z = z - z.max(axis=-1, keepdims=True)
+    if not _finite(z):                       # z/T overflowed: shift first, then divide
+        z = _shifted(logits, T)
+        if np.isneginf(z).any():
+            with np.errstate(over="ignore"):
+                spread = float(np.max(np.ptp(logits.astype(float), axis=-1)))
+            if not np.isfinite(spread):
+                raise ValueError("logits must have a finite spread (max - min) along the last axis, got an overflow")
+            raise ValueError(f"temperature must be large enough that the logits' spread divided by it is a "
+                             f"finite number, got {T!r} for a spread of {spread:.4g} "
+                             f"(softmax gives the limit, the argmax, for T -> 0)")
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def _shifted(z, T):
+    """(z − max z) / T for a tiny T, in float64 (T may underflow in float32), back in z's dtype:
+    0 at the max, elsewhere finite or −∞."""
+    with np.errstate(all="ignore"):
+        z64 = z.astype(np.float64)
+        return ((z64 - z64.max(axis=-1, keepdims=True)) / T).astype(z.dtype)
+
+
+def _finite(z):
+    return bool(np.isfinite(z.sum())) or bool(np.isfinite(z).all())
 
 
 def log_softmax_table_grad(probs, rows, actions, dlogp):
@@ -32,16 +56,25 @@ def log_softmax_table_grad(probs, rows, actions, dlogp):
     """
     p = as_array(probs, "probs", ndim=2)                     # (S, A)
     S, A = p.shape
+    _check_table_grad(S, A, rows, actions, dlogp)  # argcheck
     s, a, g = (np.asarray(x).ravel() for x in (rows, actions, dlogp))
-    if s.dtype.kind not in "iu" or (s.size and (s.min() < 0 or s.max() >= S)):  # argcheck
-        raise ValueError(f"rows must be integers in 0..{S - 1}")
-    if a.dtype.kind not in "iu" or a.shape != s.shape or (a.size and (a.min() < 0 or a.max() >= A)):  # argcheck
-        raise ValueError(f"actions must be integers in 0..{A - 1}, one per row")
-    if g.shape != s.shape or not np.isfinite(g).all():  # argcheck
-        raise ValueError(f"dlogp must be {s.shape[0]} finite numbers, one per row, got shape {np.shape(dlogp)}")
     onehot = np.bincount(s * A + a, weights=g, minlength=S * A).reshape(S, A)   # Σ g·e_a per state
     total = np.bincount(s, weights=g, minlength=S)                              # Σ g per state
     return onehot - total[:, None] * p
+
+
+def _check_table_grad(S, A, rows, actions, dlogp):
+    """The checks of :func:`log_softmax_table_grad`: integer rows in 0..S−1 and actions in 0..A−1
+    (an integer dtype that ``np.bincount`` takes), one finite dlogp per row."""
+    for x, name, hi in ((rows, "rows", S - 1), (actions, "actions", A - 1)):
+        n = int_array(x, name, lo=0, hi=hi).size
+        if not np.can_cast(np.asarray(x).dtype, np.intp) or np.asarray(x).dtype == bool:
+            raise ValueError(f"{name} must be an integer array (int8 to int64), got dtype {np.asarray(x).dtype}")
+    if np.size(actions) != np.size(rows):
+        raise ValueError(f"actions must be integers in 0..{A - 1}, one per row, got {np.size(actions)} for "
+                         f"{np.size(rows)} rows")
+    if as_array(dlogp, "dlogp").size != n:
+        raise ValueError(f"dlogp must be {np.size(rows)} finite numbers, one per row, got shape {np.shape(dlogp)}")
 
 
 def _logits(x):
@@ -59,14 +92,21 @@ def _logits(x):
 
 
 def softmax(logits, temperature=1.0):
-    r""":math:`\pi_i = e^{z_i/T} / \sum_j e^{z_j/T}` along the last axis."""
-    return np.exp(log_softmax(logits, temperature))
+    r""":math:`\pi_i = e^{z_i/T} / \sum_j e^{z_j/T}` along the last axis (for a tiny T, where
+    :math:`(z_i - \max z)/T` underflows to −∞, the limit: the argmax, ties shared)."""
+    z, T = _logits(logits), positive(temperature, "temperature")
+    with np.errstate(all="ignore"):
+        if _finite(z / T):
+            return np.exp(log_softmax(z, T))
+    z = _shifted(z, T)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def sample_categorical(probs, rng):
     """One sample per row of ``probs`` (..., K) by inverse CDF; returns integer indices (...)."""
     p = probabilities(probs, "probs")
-    return _sample_categorical(p, has_methods(rng, "rng", "random"))
+    return _sample_categorical(p, random_source(rng, "rng"))
 
 
 def _sample_categorical(p, rng):
@@ -77,5 +117,13 @@ def _sample_categorical(p, rng):
 def inverse_cdf(p, u):
     """One draw per row of ``p`` (..., K) (probabilities, or weights to be normalised) given
     uniforms ``u`` (..., 1) in [0, 1): the first k with u · Σp < CDF(k)."""
+    if not (isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.ndim >= 1 and _finite(p)):
+        p = as_array(p, "p", min_ndim=1)
+    if p.shape[-1] < 1 or (p < 0).any() or (p.sum(axis=-1) <= 0).any():
+        raise ValueError(f"p must be weights >= 0 along a non-empty last axis, each row summing to > 0, "
+                         f"got shape {p.shape}")
+    u = np.asarray(u) if not isinstance(u, (str, bytes)) else np.asarray(None)
+    if u.dtype.kind != "f" or u.shape != p.shape[:-1] + (1,) or not ((u >= 0) & (u < 1)).all():
+        raise ValueError(f"u must be uniforms in [0, 1) of shape {p.shape[:-1] + (1,)}, got {u.dtype} {u.shape}")
     cdf = np.cumsum(p, axis=-1)
     return np.minimum((u * cdf[..., -1:] > cdf).sum(axis=-1), p.shape[-1] - 1)

@@ -5,10 +5,12 @@ Shapes are written as comments: ``(B, G)`` = groups × samples per group, ``(N, 
 sequences × tokens.
 """
 import itertools
+import math
 
 import numpy as np
 
-from ._check_args import as_array, group_rewards, nonempty, nonneg, one_of, positive, real, same_shape
+from ._check_args import (MAX_ELEMENTS, MAX_LOOP, as_array, broadcast, exponent, finite_result, flag, group_rewards,
+                          integer, nonempty, nonneg, one_of, positive, real, same_shape, size)
 
 __all__ = [
     "grpo_advantages", "dr_grpo_advantages", "rloo_advantages", "clipped_surrogate",
@@ -35,9 +37,9 @@ def grpo_advantages(rewards, eps=1e-4, ddof=0):
     advantages 0.
     """
     eps = nonneg(eps, "eps")
-    if isinstance(ddof, bool) or ddof not in (0, 1):  # argcheck
-        raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
+    ddof = integer(ddof, "ddof (0: population std, 1: sample std)", 0, 1)  # argcheck
     r = group_rewards(rewards)                              # (B, G)
+    _spread_finite(r, squared=True)  # argcheck
     mean = r.mean(axis=1, keepdims=True)                    # (B, 1)
     std = r.std(axis=1, keepdims=True, ddof=ddof)           # (B, 1), population (0) or sample (1) std
     if eps == 0 and np.any(std == 0):  # argcheck
@@ -45,9 +47,20 @@ def grpo_advantages(rewards, eps=1e-4, ddof=0):
     return _squeeze_like((r - mean) / (std + eps), rewards)
 
 
+def _spread_finite(r, squared=False):
+    """Refuse rewards whose group sums and deviations from the mean (or, with ``squared``, their
+    squares: the std) overflow, |R| near 1e308 (1e154 for the std)."""
+    with np.errstate(all="ignore"):
+        top = np.abs(r).max() if r.size else 0.0
+        if squared:
+            finite_result(lambda: r.shape[-1] * (2 * top) ** 2, "rewards", "each group's std (a sum of squared deviations)")
+        finite_result(lambda: r.shape[-1] * 2 * top, "rewards", "each group's sum and deviations from its mean")
+
+
 def dr_grpo_advantages(rewards):
     r"""Dr. GRPO advantage: :math:`\hat A_j = R_j - \bar R` (no division by σ)."""
     r = group_rewards(rewards)                              # (B, G)
+    _spread_finite(r)
     return _squeeze_like(r - r.mean(axis=1, keepdims=True), rewards)
 
 
@@ -57,10 +70,13 @@ def rloo_advantages(rewards):
     Equal to :math:`\frac{G}{G-1}(R_j - \bar R)`.
     """
     r = group_rewards(rewards)                              # (B, G)
+    _spread_finite(r)
     G = r.shape[1]
     others = (r.sum(axis=1, keepdims=True) - r) / (G - 1)   # mean of the other G-1
     return _squeeze_like(r - others, rewards)
 
+
+MAX_TOKENS = 10**5          # gae's backward loop runs once per token position, in Python
 
 ADVANTAGES = ("rft", "reinforce", "baseline", "rloo", "grpo", "dr_grpo")
 
@@ -91,6 +107,7 @@ def advantages(rewards, kind, b=0.0):
             np.broadcast_shapes(r.shape, b.shape)
         except ValueError:
             raise ValueError(f"b must broadcast against rewards, got shapes {b.shape} and {r.shape}") from None
+        finite_result(lambda: np.abs(r).max(initial=0) + np.abs(b).max(initial=0), "b", "R - b")  # argcheck
         return r - b
     return {"rloo": rloo_advantages, "grpo": grpo_advantages, "dr_grpo": dr_grpo_advantages}[kind](r)
 
@@ -109,6 +126,7 @@ def reward_to_go(rewards):
     right after action :math:`a_t`. Returns the same shape.
     """
     r = as_array(rewards, "rewards", min_ndim=1)
+    finite_result(lambda: np.abs(r).sum(axis=-1), "rewards", "the sum of a row")  # argcheck
     return np.flip(np.cumsum(np.flip(r, axis=-1), axis=-1), axis=-1)
 
 
@@ -131,6 +149,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=None):
         np.broadcast_shapes(ratio.shape, adv.shape)
     except ValueError:
         raise ValueError(f"ratio and adv must broadcast, got shapes {ratio.shape} and {adv.shape}") from None
+    finite_result(lambda: np.abs(ratio).max(initial=0) * np.abs(adv).max(initial=0), "ratio and adv", "ratio * adv")  # argcheck
     return np.minimum(ratio * adv, np.clip(ratio, 1 - eps_low, 1 + eps_high) * adv)
 
 
@@ -167,6 +186,7 @@ def clip_fraction(ratio, adv, mask, eps_low=0.2, eps_high=None):
     m = as_array(mask, "mask")
     if not np.all((m == 0) | (m == 1)) or m.sum() == 0:
         raise ValueError("mask must contain only 0 and 1, and at least one 1")
+    broadcast([np.shape(ratio), np.shape(adv), m.shape], ["ratio", "adv", "mask"])
     ratio, adv = np.broadcast_arrays(as_array(ratio, "ratio"), as_array(adv, "adv"), m)[:2]
     clipped = ~_unclipped(ratio, adv, eps_low, eps_high)
     return float((clipped * m).sum() / m.sum())
@@ -201,6 +221,7 @@ def aggregate_loss(per_token, mask, loss_type, max_len=None):
             raise ValueError(f"max_len must be >= every sequence's number of generated tokens, "
                              f"got max_len={max_len} and a sequence of {int(m.sum(axis=1).max())}")
     N, T = x.shape
+    finite_result(lambda: np.abs(x * m).sum(), "per_token", "the sum of the masked losses")
     if loss_type == "grpo":
         lengths = m.sum(axis=1)
         if np.any(lengths == 0):
@@ -264,18 +285,20 @@ def kl_k1(logr):
 
 def kl_k2(logr):
     r"""k2 = (log r)² / 2: always ≥ 0, biased, low variance."""
-    return 0.5 * _logr(logr) ** 2
+    lr = _logr(logr)
+    finite_result(lambda: 0.5 * np.abs(lr).max(initial=0) ** 2, "logr", "(log r)² / 2")
+    return 0.5 * lr ** 2
 
 
 def kl_k3(logr):
     r"""k3 = (r − 1) − log r: unbiased and always ≥ 0 (Schulman's estimator, used by GRPO)."""
-    lr = _logr(logr)
+    lr = exponent(_logr(logr), "logr", "r = e^logr")
     return np.expm1(lr) - lr
 
 
 def kl_k3_grad(logr):
     r"""d k3 / d log r = r − 1 (with log r = log π_ref − log π, so d k3 / d log π = 1 − r)."""
-    return np.exp(_logr(logr)) - 1.0
+    return np.exp(exponent(_logr(logr), "logr", "r = e^logr")) - 1.0
 
 
 def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_high=None,
@@ -315,6 +338,7 @@ def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_hi
     beta = nonneg(beta, "beta")
     if beta > 0 and (ref_logp is None or np.shape(ref_logp) != lp.shape):
         raise ValueError(f"ref_logp must be given with shape {lp.shape} when beta > 0")
+    _policy_loss_finite(lp, old, a, m, beta, ref_logp)  # argcheck
     a = np.broadcast_to(a[:, None] if a.ndim == 1 else a, lp.shape)   # (N, T)
     ratio = np.exp(lp - old)                                           # ρ
     per_token = -clipped_surrogate(ratio, a, eps_low, eps_high)        # (N, T)
@@ -325,6 +349,20 @@ def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_hi
         d_per_token = d_per_token - beta * kl_k3_grad(logr)            # d log r / d logp = −1
     loss = aggregate_loss(per_token, m, loss_type, max_len)
     return loss, aggregate_weights(m, loss_type, max_len) * d_per_token
+
+
+def _policy_loss_finite(lp, old, a, m, beta, ref_logp):
+    """Refuse, naming the argument, inputs whose ratio, surrogate, KL or sums overflow."""
+    with np.errstate(all="ignore"):
+        exponent(lp - old, "logp - old_logp", "the ratio e^(logp - old_logp)")
+        top = np.exp(np.max(lp - old, initial=0)) * np.abs(a).max(initial=0)      # the largest |ρA|
+        if beta > 0:
+            logr = exponent(as_array(ref_logp, "ref_logp") - lp, "ref_logp - logp", "e^(ref_logp - logp)")
+            k3 = np.expm1(logr) - logr
+            finite_result(lambda: k3, "ref_logp - logp", "k3")
+            top = top + beta * k3.max(initial=0)
+        finite_result(lambda: top * max(m.sum(), 1), "adv" if beta == 0 else "adv and beta",
+                      "the sum over the tokens of ratio * adv (+ beta * k3)")
 
 
 def overlong_penalty(length, max_len, buffer):
@@ -357,6 +395,8 @@ def kimi_length_reward(lengths, correct):
     """
     n = as_array(lengths, "lengths", min_ndim=1)
     nonempty(n, "lengths")  # argcheck
+    if np.any(n < 0):  # argcheck
+        raise ValueError(f"lengths must be >= 0, got {n.min()}")
     c = np.asarray(correct)
     if c.shape != n.shape:
         raise ValueError(f"correct must have the same shape as lengths, got {c.shape} and {n.shape}")
@@ -398,6 +438,9 @@ def kl_shaped_rewards(kl, score, mask, beta, clamp=True):
     if len(s) != len(m):
         raise ValueError(f"score must have one entry per row of mask, got {len(s)} and {len(m)}")
     beta = nonneg(beta, "beta")
+    clamp = flag(clamp, "clamp")  # argcheck
+    finite_result(lambda: beta * np.abs(k).max(initial=0) + np.abs(s).max(initial=0), "beta, kl and score",  # argcheck
+                  "-beta * KL + score")
     if np.any(m.sum(axis=1) == 0):
         raise ValueError("mask has a row with no real token: its score has nowhere to go")
     r = (0.0 - beta * (np.maximum(k, 0.0) if clamp else k)) * m   # (N, T); 0.0 − keeps +0, not −0
@@ -426,6 +469,9 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
     for x, name in ((gamma, "gamma"), (lam, "lam")):
         if not 0 <= nonneg(x, name) <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {x}")
+    finite_result(lambda: np.abs(r * m).sum(axis=1) + 3 * np.abs(v).sum(axis=1), "rewards and values",  # argcheck
+                  "the sum of the rewards and values of a row")
+    size(r.shape[1], "rewards", MAX_TOKENS, "tokens (gae loops over them in Python)")  # argcheck
     adv = np.zeros_like(r)
     next_v, next_a = np.zeros(len(r)), np.zeros(len(r))     # (N,) V and A at t + 1 (0 past the end)
     for t in range(r.shape[1] - 1, -1, -1):
@@ -453,6 +499,7 @@ def softmax_pg_exact(logits, rewards):
     R = as_array(rewards, "rewards", min_ndim=1)
     if R.shape[-1] != z.shape[-1]:
         raise ValueError(f"rewards must have one entry per answer (K = {z.shape[-1]}), got shape {R.shape}")
+    finite_result(lambda: 2 * np.abs(R).max(initial=0), "rewards", "R - pi^T R")
     p = _softmax(z)
     return p * (R - (p * R).sum(axis=-1, keepdims=True))
 
@@ -479,6 +526,7 @@ def score_function_estimate(logits, samples, weights):
     w = as_array(weights, "weights")
     if w.shape != s.shape:
         raise ValueError(f"weights must have the shape of samples, got {w.shape} and {s.shape}")
+    finite_result(lambda: 2 * np.abs(w).sum(axis=-1), "weights", "twice the sum of a group's |weights|")  # argcheck
     G, n = s.shape[-1], s.size // s.shape[-1]
     rows = np.arange(n).repeat(G) * K + s.ravel()                    # (n·G,) flat (group, answer)
     sum_w_onehot = np.bincount(rows, weights=w.ravel(), minlength=n * K).reshape(s.shape[:-1] + (K,))
@@ -495,9 +543,10 @@ def enumerate_groups(probs, G):
     p = as_array(probs, "probs", ndim=1)
     if np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError(f"probs must be >= 0 and sum to 1, got sum {p.sum()}")
-    if int(G) != G or G < 1:
-        raise ValueError(f"G must be an integer >= 1, got {G}")
-    G, K = int(G), len(p)
+    G, K = integer(G, "G", lo=1), len(p)
+    C = math.comb(G + K - 1, K - 1)                                  # the number of groups
+    size(C, "probs and G", MAX_LOOP, "groups")
+    size(C * (G + K), "probs and G", MAX_ELEMENTS, "entries")
     bars = np.array(list(itertools.combinations(range(G + K - 1), K - 1)), dtype=np.int64).reshape(-1, K - 1)
     edges = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), G + K - 1)], axis=1)
     counts = np.diff(edges, axis=1) - 1                               # (C, K) stars between bars

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
+from .._check_args import config_fields
 from ..prob import inverse_cdf, log_softmax
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
@@ -48,6 +49,7 @@ class ModelConfig:
     init_std: float = 0.1                            # std of the normal init (0.02 learns far slower here)
 
     def __post_init__(self):
+        config_fields(self)
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mlp_hidden"):
             integer(getattr(self, name), name, lo=1)
         if self.n_embd % self.n_head:
@@ -510,6 +512,9 @@ class TinyLM(Module):
         integer(n_repeat, "n_repeat", lo=1)
         if not flag(greedy, "greedy"):
             real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
+            if float(temperature) < np.finfo(self.dtype).tiny:      # 0 in the model's dtype: 0/0 = NaN
+                raise ValueError(f"temperature must be >= {np.finfo(self.dtype).tiny:.3g} (the smallest normal "
+                                 f"{np.dtype(self.dtype).name}), got {temperature!r}; use greedy=True for T -> 0")
             if rng is None:
                 raise ValueError("rng is required when sampling (greedy=False)")
             generator(rng)

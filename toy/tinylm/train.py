@@ -27,6 +27,7 @@ from .. import rl
 from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
+from .._check_args import config_fields
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
@@ -50,6 +51,7 @@ class SFTConfig:
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
+        config_fields(self)                                  # 2.0 → 2, np.int64 → int (range, cache key)
         instance(self.model, ModelConfig, "model")
         integer(self.steps, "steps", lo=1), integer(self.batch_size, "batch_size", lo=1)
         integer(self.warmup_steps, "warmup_steps", lo=0), check_seed(self.seed)
@@ -144,6 +146,7 @@ class RLConfig:
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
 
     def __post_init__(self):
+        config_fields(self)                                  # 2.0 → 2, np.int64 → int (range, cache key)
         one_of(self.algo, "algo", ALGOS)
         for name in ("steps", "n_prompts", "mu"):
             integer(getattr(self, name), name, lo=1)
