@@ -40,9 +40,10 @@ import os
 import pathlib
 import re
 import sys
-import tempfile
 
 import nbformat
+
+import safe_io
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "arithmetic-sensitive"
@@ -235,16 +236,7 @@ def calibrate(path):
             old.metadata["tags"] = tags
         else:
             old.metadata.pop("tags", None)
-    fd, tmp = tempfile.mkstemp(dir=pathlib.Path(path).parent, prefix=pathlib.Path(path).name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    safe_io.write_text(path, nbformat.writes(nb) + "\n")
     return changed
 
 

@@ -8,35 +8,22 @@ set). Both files are written atomically; running it again replaces them with the
 
     .venv/bin/python scripts/install_reference.py
 """
-import os
 import pathlib
 import sys
 import sysconfig
-import tempfile
+
+import safe_io
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PTH_LINE = "import _rl_by_hand_reference; _rl_by_hand_reference.apply()\n"
-
-
-def write_atomic(path, text):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def main():
     if sys.prefix == sys.base_prefix:
         sys.exit("install_reference.py: run it with the virtual environment's python (.venv/bin/python)")
     site = pathlib.Path(sysconfig.get_paths()["purelib"])
-    write_atomic(site / "_rl_by_hand_reference.py", (ROOT / "toy" / "_reference.py").read_text(encoding="utf-8"))
-    write_atomic(site / "rl_by_hand_reference.pth", PTH_LINE)
+    safe_io.write_text(site / "_rl_by_hand_reference.py", (ROOT / "toy" / "_reference.py").read_text(encoding="utf-8"))
+    safe_io.write_text(site / "rl_by_hand_reference.pth", PTH_LINE)
     print(f"reference arithmetic: installed in {site}")
 
 

@@ -33,16 +33,22 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
             "openblas_get_num_threads64_", "openblas_get_num_threads")
 
 
-def _find():
+def openblas():
+    """The OpenBLAS library inside numpy's wheel (a ctypes CDLL), or None."""
     libs_dir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libs_dir, "*openblas*.so*"))):
         try:
-            lib = ctypes.CDLL(path)
+            return ctypes.CDLL(path)
         except OSError:
             continue
-        for s, g in zip(_SETTERS, _GETTERS):
-            if hasattr(lib, s) and hasattr(lib, g):
-                return getattr(lib, s), getattr(lib, g)
+    return None
+
+
+def _find():
+    lib = openblas()
+    for s, g in zip(_SETTERS, _GETTERS):
+        if lib is not None and hasattr(lib, s) and hasattr(lib, g):
+            return getattr(lib, s), getattr(lib, g)
     return None
 
 

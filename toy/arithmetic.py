@@ -13,14 +13,13 @@ SIMD dispatch, the platform — so that
   claims (``"claims"``; ``scripts/arith_mode.py``).
 """
 import ctypes
-import glob
-import os
 import platform
 import warnings
 
 import numpy as np
 
 from . import _reference
+from ._blas import openblas
 
 __all__ = ["numerics", "fingerprint", "on_reference", "mode", "explain"]
 
@@ -32,17 +31,12 @@ _BLAS_FUNCS = (("scipy_openblas_get_config64_", "scipy_openblas_get_corename64_"
 
 def _openblas():
     """(config string, core name) of the OpenBLAS inside numpy's wheel, or (None, None)."""
-    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libs, "*openblas*.so*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for config, core in _BLAS_FUNCS:
-            if hasattr(lib, config) and hasattr(lib, core):
-                fc, fk = getattr(lib, config), getattr(lib, core)
-                fc.restype = fk.restype = ctypes.c_char_p
-                return fc().decode(errors="replace").strip(), fk().decode(errors="replace").strip()
+    lib = openblas()
+    for config, core in _BLAS_FUNCS:
+        if lib is not None and hasattr(lib, config) and hasattr(lib, core):
+            fc, fk = getattr(lib, config), getattr(lib, core)
+            fc.restype = fk.restype = ctypes.c_char_p
+            return fc().decode(errors="replace").strip(), fk().decode(errors="replace").strip()
     return None, None
 
 

@@ -9,13 +9,16 @@ assert that there are none.
 """
 import json
 import os
+import pytest
 import re
 import shutil
+import socket
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import pytest
+import urllib.request
 
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_HTML / BOOK_STUDENT_HTML point the suite at other builds (e.g. an older commit's book, to
@@ -126,3 +129,23 @@ def report():
     REPORT.mkdir(parents=True, exist_ok=True)
     (REPORT / "report.json").write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
     print("\nbrowser suite saw:", json.dumps(seen, sort_keys=True))
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1 (for a server the suite starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_server(url, proc, timeout_s, name):
+    """Wait until ``url`` answers (the process ``proc`` must stay alive), at most ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"{name} exited"
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"{name} did not answer on {url} within {timeout_s} s")

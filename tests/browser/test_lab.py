@@ -14,13 +14,12 @@ TOY_LIVE): what a student saw before `make lab`, where they fail.
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
-from conftest import REPORT, ROOT, Watch
+from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import lab  # noqa: E402
@@ -33,24 +32,6 @@ UI_TIMEOUT_S = 180
 
 RENDERED_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .myst, .jp-Notebook .jp-MarkdownOutput')]
   .filter(e => e.offsetParent !== null).map(e => e.innerText).join('\\n')"""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_server(url, proc):
-    deadline = time.monotonic() + SERVER_TIMEOUT_S
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "jupyter lab exited"
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"jupyter lab did not answer on {url} within {SERVER_TIMEOUT_S} s")
 
 
 def slider_cell(page):
@@ -71,7 +52,7 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
                             cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
     seen = report.setdefault("jupyterlab", {})
     try:
-        wait_for_server(f"http://127.0.0.1:{port}/api", proc)
+        wait_for_server(f"http://127.0.0.1:{port}/api", proc, SERVER_TIMEOUT_S, 'jupyter lab')
         watch = Watch(context, page)
         page.set_viewport_size({"width": 1366, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}", timeout=UI_TIMEOUT_S * 1000)

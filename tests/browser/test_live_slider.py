@@ -16,15 +16,13 @@ other, listed in the report, and not counted against the book.
 """
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
-from conftest import REPORT, ROOT, Watch
+from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
 
 NOTEBOOK = ROOT / "notebooks" / "part1" / "s08_baselines.ipynb"   # the baseline b slider
 BUDGET_S = 0.1
@@ -51,24 +49,6 @@ MEASURE_JS = """(box) => {
 }"""
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_server(url, proc):
-    deadline = time.monotonic() + SERVER_TIMEOUT_S
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "voila exited"
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"voila did not answer on {url} within {SERVER_TIMEOUT_S} s")
-
-
 def test_live_slider_redraws_within_budget(context, page, report, tmp_path):
     port = free_port()
     log = open(tmp_path / "voila.log", "w")
@@ -82,7 +62,7 @@ def test_live_slider_redraws_within_budget(context, page, report, tmp_path):
         cwd=NOTEBOOK.parent, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         url = f"http://127.0.0.1:{port}/"
-        wait_for_server(url, proc)
+        wait_for_server(url, proc, SERVER_TIMEOUT_S, 'voila')
         watch = Watch(context, page)
         page.set_viewport_size({"width": 1366, "height": 900})
         page.goto(url, timeout=RENDER_TIMEOUT_S * 1000)
