@@ -9,16 +9,16 @@ assert that there are none.
 """
 import json
 import os
-import pytest
 import re
 import shutil
 import socket
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import urllib.request
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # BOOK_HTML / BOOK_STUDENT_HTML point the suite at other builds (e.g. an older commit's book, to

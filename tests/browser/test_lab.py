@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 
 from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
 

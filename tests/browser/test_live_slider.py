@@ -19,7 +19,6 @@ import os
 import statistics
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
