@@ -27,6 +27,7 @@ from .. import rl
 from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
+from . import runs
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
@@ -197,8 +198,17 @@ def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     if reward_fn is not None:
         function(reward_fn, "reward_fn")
     digits = _digits(digits)
+    st = runs.Stack([model]) if isinstance(model, TinyLM) else None
+    if st is not None:                                                            # the speed path
+        ans = runs.generate(st, prompts_of(digits)[None], G, [rng], [temperature], MAX_ANSWER_LEN)[0]
+    else:
+        ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
+    return _scored(digits, ans, G, reward_fn)
+
+
+def _scored(digits, ans, G, reward_fn):
+    """The ``Rollout`` of answer tokens ``ans`` (N, L) to the problems ``digits`` (n, 10), G each."""
     prompts = prompts_of(digits)                                                  # PAD shows as '$'
-    ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
     v = verify_tokens(ans, digits)
@@ -299,6 +309,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
         if f is not None:
             function(f, name)
     cfg = cfg or RLConfig()
+    if batched(cfg):                                                          # one run of the stacked trainer
+        return train_rl_many(model, [cfg], [seed], [callback], [prompt_sampler], [reward_fn], verbose)[0]
     rng = np.random.default_rng(seed)
     policy = model.copy()
     if cfg.algo == "ppo":
@@ -501,3 +513,168 @@ def _print(step, rec):
           f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
           f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
           f"{rec['time']:.1f}s", flush=True)
+
+
+# ============================================================================ RL, many runs at once
+def batched(cfg):
+    """True if ``cfg`` trains through ``train_rl_many`` (every algorithm but PPO)."""
+    return cfg.algo != "ppo"
+
+
+def shape_key(cfg):
+    """Runs whose configs share this key train together in one stack (``train_rl_many``)."""
+    return (cfg.steps, cfg.n_prompts, cfg.G, cfg.mu, cfg.n_minibatches, cfg.beta > 0)
+
+
+@single_thread_blas
+def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None,
+                  verbose=False, progress=None):
+    """``[train_rl(model, cfg, seed, ...) for cfg, seed in zip(cfgs, seeds)]``, computed together:
+    the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
+    advantages and Adam state. Run r gives the same policy and history, bit for bit, as
+    ``train_rl(model, cfgs[r], seeds[r])`` (``tests/test_tinylm_runs.py``). ``model`` is one
+    ``TinyLM`` or a list of R; the configs must share ``shape_key`` and not be PPO (``batched``);
+    ``callbacks``, ``prompt_samplers``, ``reward_fns``: None or one per run. ``progress``
+    (a ``toy.progress.Progress`` or None) is advanced once per step.
+    Returns a list of R ``(policy, history)``."""
+    cfgs, seeds = list(cfgs), [check_seed(s) for s in seeds]
+    R = len(cfgs)
+    if R == 0 or len(seeds) != R:
+        raise ValueError(f"cfgs and seeds must be non-empty and of one length, got {R} and {len(seeds)}")
+    for c in cfgs:
+        instance(c, RLConfig, "cfgs")
+        if not batched(c):
+            raise ValueError(f"cfgs: train_rl_many does not train algo={c.algo!r} (use train_rl)")
+        if shape_key(c) != shape_key(cfgs[0]):
+            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches and whether beta > 0")
+    models = list(model) if isinstance(model, (list, tuple)) else [model] * R
+    if len(models) != R:
+        raise ValueError(f"model: one TinyLM or a list of {R}, got {len(models)}")
+    for m in models:
+        instance(m, TinyLM, "model")
+    lists = {}
+    for name, v in (("callbacks", callbacks), ("prompt_samplers", prompt_samplers), ("reward_fns", reward_fns)):
+        v = [None] * R if v is None else list(v)
+        if len(v) != R:
+            raise ValueError(f"{name} must be None or a list of {R}, got {len(v)}")
+        for f in v:
+            if f is not None:
+                function(f, name)
+        lists[name] = v
+    cb, samplers, rfs = lists["callbacks"], lists["prompt_samplers"], lists["reward_fns"]
+    c0 = cfgs[0]
+    rngs = [np.random.default_rng(s) for s in seeds]
+    st = runs.Stack(models)
+    ref = runs.Stack(models) if c0.beta > 0 else None
+    opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
+    hists, t0 = [{} for _ in range(R)], time.time()
+    for step in range(c0.steps):
+        # 1. sample G answers to each of n_prompts problems, every run at once, and score them
+        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if f is None else _digits(f(c.n_prompts, rng))
+                  for c, rng, f in zip(cfgs, rngs, samplers)]
+        ans = runs.generate(st, np.stack([prompts_of(d) for d in digits]), c0.G, rngs,
+                            [c.temperature for c in cfgs], MAX_ANSWER_LEN)
+        ros = [_scored(d, a, c0.G, f) for d, a, f in zip(digits, ans, rfs)]
+        recs = []
+        for ro, f, smp in zip(ros, rfs, samplers):
+            if hasattr(smp, "update"):
+                smp.update(ro.reward.reshape(c0.n_prompts, c0.G))
+            recs.append(_record(ro, f))
+        # 2. advantages, per answer from its group's rewards
+        batches = [_group_batch(ro, None, c) for ro, c in zip(ros, cfgs)]
+        if ref is not None:
+            _ref_logprobs(ref, batches)
+        # 3. update: μ Adam steps on the clipped policy loss, every run at once
+        for rec, info in zip(recs, _update_many(st, opt, batches, cfgs, rngs)):
+            rec.update(info)
+        for r, rec in enumerate(recs):
+            rec["time"] = time.time() - t0
+            for k, v in rec.items():
+                hists[r].setdefault(k, []).append(v)
+            if cb[r]:
+                cb[r](step, rec)
+            if verbose:
+                _print(step, rec)
+        if progress is not None:
+            progress.update(R)
+    return [(st.model(r), hists[r]) for r in range(R)]
+
+
+def _row_logprobs(logits, lay):
+    """log π of each row's targets at positions P−1..L−2 (R, U, S+1) and the probabilities."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    lp = np.take_along_axis(logp, lay.targets[..., None], axis=-1)[..., 0]
+    return lp, np.exp(logp)
+
+
+def _full(lay, r, lp, shape):
+    """Run r's log-probs (U_r, S+1) as (U_r, T) (0 on the prompt's targets)."""
+    out = np.zeros((lay.u[r], shape), np.float32)
+    out[:, lay.P - 1:] = lp[r, :lay.u[r]]
+    return out
+
+
+def _ref_logprobs(ref, batches):
+    """log π_ref (N, T) of every batch's rows, all runs in one forward."""
+    lay = runs.Layout([b.rows.seqs for b in batches])
+    lp, _ = _row_logprobs(runs.forward(ref, lay)[0], lay)
+    for r, b in enumerate(batches):
+        b.ref_logp = b.rows.expand(_full(lay, r, lp, b.mask.shape[1])) if len(b.seqs) else np.zeros(b.mask.shape)
+
+
+def _update_many(st, opt, batches, cfgs, rngs):
+    """``_update`` for every run at once: each run's μ epochs of minibatches, one Adam step per
+    minibatch of every run that has one. Returns each run's record of the update."""
+    R = len(batches)
+    c0 = cfgs[0]
+    if c0.n_minibatches > 1:                                                      # π_old: a pass before the first step
+        _logprobs_many(st, [b if len(b.mask) else None for b in batches])
+    infos = [[] for _ in range(R)]
+    for _ in range(c0.mu):
+        mbs = [b.minibatches(c0.n_minibatches, rng) if len(b.mask) else [] for b, rng in zip(batches, rngs)]
+        for j in range(max(len(m) for m in mbs)):
+            cur = [m[j] if j < len(m) else None for m in mbs]
+            got = _logprobs_many(st, cur, keep=True)
+            if got is None:
+                break
+            lay, tape, lp, probs = got
+            drows = np.zeros(lp.shape, np.float32)
+            for r, mb in enumerate(cur):
+                if mb is None:
+                    continue
+                logp = mb.rows.expand(_full(lay, r, lp, mb.mask.shape[1])) if len(mb.rows.seqs) else np.zeros(mb.mask.shape)
+                mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
+                loss, dlogp, _, info = _loss(logp, mb.old_logp, None, mb, cfgs[r])
+                if len(mb.rows.seqs):
+                    drows[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
+                infos[r].append({"loss": loss, **info})
+            dz = -probs * drows[..., None]                                        # d log π_y / dz = onehot(y) − π
+            np.put_along_axis(dz, lay.targets[..., None],
+                              np.take_along_axis(dz, lay.targets[..., None], axis=-1) + drows[..., None], axis=-1)
+            runs.backward(st, lay, tape, dz)
+            opt.step(st, [r for r, mb in enumerate(cur) if mb is not None])
+    out = []
+    for r, c in enumerate(cfgs):
+        keys = ["loss", "clip_frac"] + ["kl"] * (c.beta > 0)
+        out.append({k: float(np.mean([i[k] for i in infos[r]])) if infos[r] else float("nan") for k in keys})
+    return out
+
+
+def _logprobs_many(st, batches, keep=False):
+    """One forward of every run on its batch's distinct rows (None: a run without a batch).
+    With ``keep``, returns (layout, tape, log-probs, probabilities); else sets each batch's
+    ``old_logp``."""
+    if all(b is None for b in batches):
+        return None
+    seqs = [b.rows.seqs if b is not None else None for b in batches]
+    L = next(s.shape[1] for s in seqs if s is not None)
+    lay = runs.Layout([s if s is not None else np.zeros((0, L), np.int64) for s in seqs])
+    logits, tape = runs.forward(st, lay)
+    lp, probs = _row_logprobs(logits, lay)
+    if keep:
+        return lay, tape, lp, probs
+    for r, b in enumerate(batches):
+        if b is not None:
+            b.old_logp = b.rows.expand(_full(lay, r, lp, b.mask.shape[1])) if len(b.rows.seqs) else np.zeros(b.mask.shape)
+    return None
