@@ -56,7 +56,7 @@ def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch
     cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     calls = []
     real = cache.sft_warmup
-    monkeypatch.setattr(cache, "sft_warmup", lambda c: calls.append(c) or real(c))
+    monkeypatch.setattr(cache, "sft_warmup", lambda c, **kw: calls.append(c) or real(c, **kw))
     with pytest.warns(RuntimeWarning, match="not usable"):
         m1 = cache.warmup_model(cfg, verbose=False)
     with warnings.catch_warnings():

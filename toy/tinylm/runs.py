@@ -78,12 +78,12 @@ def _lin(x, st, name, bias=True):
 
 
 def _lin_grads(st, name, x, dy, own, bias=True):
-    """dL/dW, dL/db of ``_lin`` (each run's sum over its own rows ``own[r]``: an index array or a
-    slice), and dL/dx (R, N, n_in)."""
-    gw = np.empty_like(st.params[name + ".w"])
+    """dL/dW, dL/db of ``_lin`` and dL/dx (R, N, n_in). ``own[r]``: run r's rows, as slices
+    (its sum over rows is taken slice by slice, in order, alone or not)."""
+    gw = np.zeros_like(st.params[name + ".w"])
     for r, rows in enumerate(own):
-        xr, dyr = x[r, rows], dy[r, rows]
-        gw[r] = xr.T @ dyr
+        for sl in rows:
+            gw[r] += x[r, sl].T @ dy[r, sl]
     st.grads[name + ".w"] = gw
     if bias:
         st.grads[name + ".b"] = dy.sum(axis=1)                  # pad rows are 0: the sum is the run's
@@ -158,9 +158,10 @@ class Layout:
         self.tokens = toks
         self.positions = np.concatenate([np.tile(np.arange(P), B0), np.zeros(c0 - self.n_pre, np.int64),
                                          np.tile(np.arange(P, L - 1), U)])
-        # each run's own flat rows, in one order whatever the other runs (sums over rows use these)
-        self.own = [np.r_[np.arange(self.b0[r] * P), c0 + np.arange(self.u[r] * S)]
+        # each run's own flat rows, as slices, the same whatever the other runs (sums over rows use these)
+        self.own = [[sl for sl in (slice(0, self.b0[r] * P), slice(c0, c0 + self.u[r] * S)) if sl.stop > sl.start]
                     for r in range(R)]
+        self.starts = [np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g for g in self.gidx]
         self.run = np.arange(R)[:, None]
 
 
@@ -218,9 +219,7 @@ def backward(st, lay, tape, drows):
     hs = C // nh
     V = drows.shape[-1]
     dlogits = np.zeros((R, lay.N, V), np.float32)
-    dlast = np.zeros((R, B0, V), np.float32)
-    np.add.at(dlast, (lay.run, lay.group), drows[:, :, 0])        # a prompt's last position: sum over its answers
-    dlogits[:, P - 1:lay.n_pre:P] = dlast
+    dlogits[:, P - 1:lay.n_pre:P] = _group_sum(lay, drows[:, :, 0], np.zeros((R, B0, V), np.float32))
     dlogits[:, lay.c0:] = drows[:, :, 1:].reshape(R, U * S, V)
     own = lay.own
     dh = _lin_grads(st, "lm_head", tape["h"], dlogits, own, bias=False)
@@ -237,8 +236,8 @@ def backward(st, lay, tape, drows):
         dqp, dkp, dvp = attend_backward(dyp, t["sp"])
         dqs, dk, dv = attend_backward(dys, t["ss"])                              # (R, U, nh, P+S, hs)
         # a prompt's keys and values served its answers: their gradients add up
-        np.add.at(dkp, (lay.run, lay.group), dk[..., :P, :])
-        np.add.at(dvp, (lay.run, lay.group), dv[..., :P, :])
+        _group_sum(lay, dk[..., :P, :], dkp)
+        _group_sum(lay, dv[..., :P, :], dvp)
         dqkv = np.zeros((R, lay.N, 3 * C), np.float32)
         dqkv[:, :lay.n_pre] = _merge_qkv(dqp, dkp, dvp)
         dqkv[:, lay.c0:] = _merge_qkv(dqs, dk[..., P:, :], dv[..., P:, :])
@@ -248,10 +247,20 @@ def backward(st, lay, tape, drows):
     gpos[:, :P] = dx[:, :lay.n_pre].reshape(R, B0, P, C).sum(axis=1)
     gpos[:, P:P + S] = dx[:, lay.c0:].reshape(R, U, S, C).sum(axis=1)
     st.grads["wpe.w"] = gpos
-    V0 = st.params["wte.w"].shape[1]
-    gtok = np.zeros((R * V0, C), np.float32)
-    np.add.at(gtok, (lay.tokens + V0 * lay.run).ravel(), dx.reshape(-1, C))
-    st.grads["wte.w"] = gtok.reshape(R, V0, C)
+    eye = np.eye(st.params["wte.w"].shape[1], dtype=np.float32)
+    gtok = np.zeros_like(st.params["wte.w"])
+    for r, rows in enumerate(own):
+        for sl in rows:
+            gtok[r] += eye[lay.tokens[r, sl]].T @ dx[r, sl]                    # rows add up
+    st.grads["wte.w"] = gtok
+
+
+def _group_sum(lay, a, out):
+    """out[r, g] += the sum of a[r, u] over run r's answer rows u of prompt block g (in order)."""
+    for r in range(lay.R):
+        if lay.u[r]:
+            out[r, :lay.b0[r]] += np.add.reduceat(a[r, :lay.u[r]], lay.starts[r], axis=0)
+    return out
 
 
 def _merge_qkv(dq, dk, dv):                                   # 3 × (R, B, nh, T, hs) → (R, B·T, 3C)
