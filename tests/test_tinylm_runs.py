@@ -35,7 +35,7 @@ def test_stacked_forward_backward_equal_the_textbook_model():
     models = [M.TinyLM(TINY, seed=s) for s in range(3)]
     seqs = [_rows(rng, 3, 4), _rows(rng, 5, 2), _rows(rng, 1, 3)]
     st, lay = runs.Stack(models), runs.Layout(seqs)
-    logits, tape = runs.forward(st, lay)
+    logits, _, tape = runs.forward(st, lay)
     d = rng.normal(size=logits.shape).astype(np.float32)
     for r in range(3):
         d[r, lay.u[r]:] = 0                                          # padding rows: no gradient
@@ -59,8 +59,8 @@ def test_a_run_among_others_computes_what_it_computes_alone_bit_for_bit():
     others = [_rows(rng, 20, 6, L=PROMPT_LEN + 16), _rows(rng, 3, 5, L=PROMPT_LEN + 16)]
     alone, among = runs.Stack([m]), runs.Stack([M.TinyLM(seed=1), m, M.TinyLM(seed=2)])
     la, lm = runs.Layout([mine]), runs.Layout([others[0], mine, others[1]])
-    oa, ta = runs.forward(alone, la)
-    om, tm = runs.forward(among, lm)
+    oa, _, ta = runs.forward(alone, la)
+    om, _, tm = runs.forward(among, lm)
     U = len(mine)
     np.testing.assert_array_equal(oa[0, :U], om[1, :U])
     d = np.random.default_rng(2).normal(size=(U,) + oa.shape[2:]).astype(np.float32)
@@ -145,7 +145,7 @@ def test_reward_fns_and_samplers_are_per_run():
 @pytest.mark.parametrize("call, match", [
     (lambda sft: T.train_rl_many(sft, [], []), "cfgs"),
     (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "cfgs"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1)], [0]), "cfgs"),
+    (lambda sft: T.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1), T.RLConfig(steps=1)], [0, 1]), "cfgs"),
     (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1), T.RLConfig(steps=2)], [0, 1]), "cfgs"),
     (lambda sft: T.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "model"),
     (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fns"),

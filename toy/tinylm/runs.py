@@ -27,15 +27,15 @@ What is computed, and how it stays each run's own:
   own rows, in one order. ``tests/test_tinylm_runs.py``
   checks a run trained among others against the same run trained alone, bit for bit.
 
-The parameters are float32 throughout (a Python float keeps them float32; a numpy float64
-scalar would not).
+The arithmetic is in the models' dtype (float32 to train; float64 where tests compare with a
+plain loop): a Python float keeps a float32 array float32, a numpy float64 scalar would not.
 """
 import numpy as np
 
 from .model import TinyLM, _averager, attend, attend_backward
 from .task import EOS, PROMPT_LEN
 
-__all__ = ["ROW_PAD", "Stack", "Layout", "forward", "backward", "generate", "StackAdam"]
+__all__ = ["ROW_PAD", "ROW_ALIGN", "Stack", "Layout", "forward", "backward", "generate", "sample", "StackAdam"]
 
 ROW_PAD = 24          # rows after a run's last row in every matrix product (OpenBLAS's tail kernels: < 16)
 ROW_ALIGN = 48        # a run's rows start at the same offset modulo this (OpenBLAS's row blocks: 12)
@@ -52,17 +52,18 @@ class Stack:
         if not models or not all(isinstance(m, TinyLM) for m in models):
             raise ValueError("models must be a non-empty list of TinyLM")
         cfg = models[0].config
-        if any(m.config != cfg or m.has_value_head != models[0].has_value_head for m in models):
-            raise ValueError("models must share one config (and all have a value head or none)")
+        if any(m.config != cfg or m.has_value_head != models[0].has_value_head or m.dtype != models[0].dtype
+               for m in models):
+            raise ValueError("models must share one config and dtype (and all have a value head or none)")
         self.config, self.R, self.has_value_head = cfg, len(models), models[0].has_value_head
-        self.dtype = np.dtype(np.float32)
+        self.dtype = models[0].dtype
         self.names = [name for name, _, _ in models[0].named_params()]
-        self.params = {n: np.stack([m.state_dict()[n] for m in models]).astype(np.float32) for n in self.names}
+        self.params = {n: np.stack([m.state_dict()[n] for m in models]) for n in self.names}
         self.grads = {}
 
     def model(self, r):
-        """Run ``r`` as a ``TinyLM`` (float32, parameters copied)."""
-        m = TinyLM(self.config)
+        """Run ``r`` as a ``TinyLM`` (parameters copied)."""
+        m = TinyLM(self.config, dtype=self.dtype)
         return m.load_state_dict({n: self.params[n][r].copy() for n in self.names})
 
     def p(self, name):
@@ -167,8 +168,8 @@ class Layout:
 
 def forward(st, lay):
     """The training forward of every run on its rows ``lay``: logits at positions P−1..L−2 of
-    every answer row (R, U, S+1, V), and the tape that ``backward`` reads (nothing is kept in
-    ``st``)."""
+    every answer row (R, U, S+1, V), the values V(s_t) there (R, U, S+1) (None without a value
+    head), and the tape that ``backward`` reads (nothing is kept in ``st``)."""
     cfg = st.config
     R, P, S, B0, U = lay.R, lay.P, lay.S, lay.B0, lay.U
     nh, C = cfg.n_head, cfg.n_embd
@@ -188,7 +189,7 @@ def forward(st, lay):
         k = np.concatenate([kp[lay.run, lay.group], ks], axis=3)                # (R, U, nh, P+S, hs)
         v = np.concatenate([vp[lay.run, lay.group], vs], axis=3)
         ys, t["ss"] = attend(qs, k, v, mask_s)                                  # answers
-        y = np.zeros((R, lay.N, C), np.float32)
+        y = np.zeros((R, lay.N, C), st.dtype)
         y[:, :lay.n_pre] = yp.transpose(0, 1, 3, 2, 4).reshape(R, B0 * P, C)
         y[:, lay.c0:] = ys.transpose(0, 1, 3, 2, 4).reshape(R, U * S, C)
         t["y"] = y
@@ -207,22 +208,34 @@ def forward(st, lay):
     last = logits[:, P - 1:lay.n_pre:P]                                         # (R, B0, V) position P−1
     rows = np.concatenate([last[lay.run, lay.group][:, :, None],
                            logits[:, lay.c0:].reshape(R, U, S, -1)], axis=2)     # (R, U, S+1, V)
-    return rows, tape
+    values = None
+    if st.has_value_head:
+        val = _lin(h, st, "value")[..., 0]                                      # (R, N)
+        values = np.concatenate([val[:, P - 1:lay.n_pre:P][lay.run, lay.group][:, :, None],
+                                 val[:, lay.c0:].reshape(R, U, S)], axis=2)     # (R, U, S+1)
+    return rows, values, tape
 
 
-def backward(st, lay, tape, drows):
+def backward(st, lay, tape, drows, dvalues=None):
     """Gradients of every run's parameters (in ``st.grads``) from dL/d(logits) ``drows``
-    (R, U, S+1, V), the rows ``forward`` returned (0 on padding rows)."""
+    (R, U, S+1, V) and dL/d(values) (R, U, S+1) (None: 0), the rows ``forward`` returned (0 on
+    padding rows)."""
     cfg = st.config
     R, P, S, B0, U = lay.R, lay.P, lay.S, lay.B0, lay.U
     nh, C = cfg.n_head, cfg.n_embd
     hs = C // nh
     V = drows.shape[-1]
-    dlogits = np.zeros((R, lay.N, V), np.float32)
-    dlogits[:, P - 1:lay.n_pre:P] = _group_sum(lay, drows[:, :, 0], np.zeros((R, B0, V), np.float32))
+    dlogits = np.zeros((R, lay.N, V), st.dtype)
+    dlogits[:, P - 1:lay.n_pre:P] = _group_sum(lay, drows[:, :, 0], np.zeros((R, B0, V), st.dtype))
     dlogits[:, lay.c0:] = drows[:, :, 1:].reshape(R, U * S, V)
     own = lay.own
     dh = _lin_grads(st, "lm_head", tape["h"], dlogits, own, bias=False)
+    if st.has_value_head:
+        dval = np.zeros((R, lay.N, 1), st.dtype)
+        if dvalues is not None:
+            dval[:, P - 1:lay.n_pre:P, 0] = _group_sum(lay, dvalues[:, :, 0], np.zeros((R, B0), st.dtype))
+            dval[:, lay.c0:, 0] = dvalues[:, :, 1:].reshape(R, U * S)
+        dh = dh + _lin_grads(st, "value", tape["h"], dval, own)
     dx = _ln_backward(st, "ln_f", dh, tape["ln_f"])
     for i in reversed(range(cfg.n_layer)):
         b, t = f"h.{i}.", tape["blocks"][i]
@@ -238,7 +251,7 @@ def backward(st, lay, tape, drows):
         # a prompt's keys and values served its answers: their gradients add up
         _group_sum(lay, dk[..., :P, :], dkp)
         _group_sum(lay, dv[..., :P, :], dvp)
-        dqkv = np.zeros((R, lay.N, 3 * C), np.float32)
+        dqkv = np.zeros((R, lay.N, 3 * C), st.dtype)
         dqkv[:, :lay.n_pre] = _merge_qkv(dqp, dkp, dvp)
         dqkv[:, lay.c0:] = _merge_qkv(dqs, dk[..., P:, :], dv[..., P:, :])
         da = _lin_grads(st, b + "attn.qkv", t["a"], dqkv, own)
@@ -247,7 +260,7 @@ def backward(st, lay, tape, drows):
     gpos[:, :P] = dx[:, :lay.n_pre].reshape(R, B0, P, C).sum(axis=1)
     gpos[:, P:P + S] = dx[:, lay.c0:].reshape(R, U, S, C).sum(axis=1)
     st.grads["wpe.w"] = gpos
-    eye = np.eye(st.params["wte.w"].shape[1], dtype=np.float32)
+    eye = np.eye(st.params["wte.w"].shape[1], dtype=st.dtype)
     gtok = np.zeros_like(st.params["wte.w"])
     for r, rows in enumerate(own):
         for sl in rows:
@@ -265,7 +278,7 @@ def _group_sum(lay, a, out):
 
 def _merge_qkv(dq, dk, dv):                                   # 3 × (R, B, nh, T, hs) → (R, B·T, 3C)
     R, B, nh, T, hs = dq.shape
-    out = np.empty((R, B, T, 3, nh, hs), np.float32)
+    out = np.empty((R, B, T, 3, nh, hs), dq.dtype)
     for i, d in enumerate((dq, dk, dv)):
         out[:, :, :, i] = d.transpose(0, 1, 3, 2, 4)
     return out.reshape(R, B * T, 3 * nh * hs)
@@ -326,12 +339,12 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
     Bp = B0 + pad_p
     toks = np.full((R, Bp, T0), EOS, dtype=np.int64)
     toks[:, :B0] = prompts
-    kv = [{"k": np.zeros((R, Bp, nh, cfg.block_size, hs), np.float32),
-           "v": np.zeros((R, Bp, nh, cfg.block_size, hs), np.float32)} for _ in range(cfg.n_layer)]
+    kv = [{"k": np.zeros((R, Bp, nh, cfg.block_size, hs), st.dtype),
+           "v": np.zeros((R, Bp, nh, cfg.block_size, hs), st.dtype)} for _ in range(cfg.n_layer)]
     logits = _decode(st, toks, np.arange(T0), kv, 0)                           # (R, Bp, V)
     owner = np.tile(np.repeat(np.arange(B0), G), (R, 1))                       # (R, B) batch row, −1: ended
     owner[~active] = -1
-    temps = [np.float32(t) if not isinstance(t, float) else t for t in temperatures]
+    temps = list(temperatures)
     for t in range(n):
         parents, nexts = [], []
         for r in np.flatnonzero(active):
@@ -394,16 +407,29 @@ class StackAdam:
                 s = min(1.0, self.grad_clip[r] / (float(np.sqrt(norm2[j])) + 1e-12))
             t = int(self.t[r])
             scale.append(s), lr.append(self.lr[r]), c1.append(1 - b1 ** t), c2.append(1 - b2 ** t)
-        scale, lr, c1, c2 = (np.array(a, np.float32) for a in (scale, lr, c1, c2))
+        f = st.dtype.type                                                      # Python floats act as this dtype
+        scale, lr, c1, c2 = (np.array(a, st.dtype) for a in (scale, lr, c1, c2))
         for name in st.names:
             p = st.params[name]
             sh = (len(runs),) + (1,) * (p.ndim - 1)
             g = st.grads[name][runs] * scale.reshape(sh)
             if name not in self.m:
                 self.m[name], self.v[name] = np.zeros_like(p), np.zeros_like(p)
-            m = np.float32(b1) * self.m[name][runs] + np.float32(1 - b1) * g
-            v = np.float32(b2) * self.v[name][runs] + np.float32(1 - b2) * g * g
+            m = f(b1) * self.m[name][runs] + f(1 - b1) * g
+            v = f(b2) * self.v[name][runs] + f(1 - b2) * g * g
             self.m[name][runs], self.v[name][runs] = m, v
             mhat = m / c1.reshape(sh)
             vhat = v / c2.reshape(sh)
-            p[runs] = p[runs] - lr.reshape(sh) * mhat / (np.sqrt(vhat) + np.float32(self.eps))
+            p[runs] = p[runs] - lr.reshape(sh) * mhat / (np.sqrt(vhat) + f(self.eps))
+
+
+# ----------------------------------------------------------------------------- one model
+def sample(model, prefix, max_new_tokens, rng=None, temperature=1.0, greedy=False, n_repeat=1):
+    """``model.generate(prefix, max_new_tokens, rng, temperature, greedy, n_repeat=n_repeat)``
+    (the same checks, the same draws, the same (B, n) result), running each distinct unfinished
+    sequence once: what the rollouts and the evaluations use."""
+    prefix, n = model._check_generate(prefix, max_new_tokens, rng, temperature, greedy, False, n_repeat)
+    out = generate(Stack([model]), prefix[None], n_repeat, [rng], [temperature], n, greedy=greedy)[0]
+    ended = out == EOS
+    last = np.where(ended.any(axis=1), ended.argmax(axis=1), n - 1).max()      # generation stops when all rows end
+    return out[:, :last + 1]

@@ -198,9 +198,8 @@ def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     if reward_fn is not None:
         function(reward_fn, "reward_fn")
     digits = _digits(digits)
-    st = runs.Stack([model]) if isinstance(model, TinyLM) else None
-    if st is not None:                                                            # the speed path
-        ans = runs.generate(st, prompts_of(digits)[None], G, [rng], [temperature], MAX_ANSWER_LEN)[0]
+    if isinstance(model, TinyLM):                                                 # the speed path
+        ans = runs.sample(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)
     else:
         ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     return _scored(digits, ans, G, reward_fn)
@@ -226,9 +225,9 @@ def _checked_reward(r, n):
 
 class DistinctRows:
     """The distinct rows among ``seqs[needed]`` (N, T), sorted, so that rows with the same prompt
-    are consecutive and ``share`` (keyword arguments for ``TinyLM.forward``) lets the model run
-    each prompt once. ``expand`` maps per-distinct-row arrays (U, ...) back to every row (N, ...)
-    (0 for rows not needed); ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
+    are consecutive (``runs.Layout`` then computes each prompt once). ``expand`` maps
+    per-distinct-row arrays (U, ...) back to every row (N, ...) (0 for rows not needed);
+    ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
 
     def __init__(self, seqs, needed):
         seqs = int_array(seqs, "seqs", ndim=2)
@@ -238,8 +237,6 @@ class DistinctRows:
         self.seqs, inv = np.unique(seqs[rows], axis=0, return_inverse=True)     # (U, T)
         self.index = np.full(len(seqs), -1)                                     # row → distinct row
         self.index[rows] = inv.ravel()
-        _, sizes = np.unique(self.seqs[:, :PROMPT_LEN], axis=0, return_counts=True)
-        self.share = {"shared_prefix": PROMPT_LEN, "group_size": sizes}
 
     def expand(self, x):                                                        # (U, ...) → (N, ...)
         out = np.zeros((len(self.index),) + x.shape[1:], x.dtype)
@@ -309,37 +306,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
         if f is not None:
             function(f, name)
     cfg = cfg or RLConfig()
-    if batched(cfg):                                                          # one run of the stacked trainer
-        return train_rl_many(model, [cfg], [seed], [callback], [prompt_sampler], [reward_fn], verbose)[0]
-    rng = np.random.default_rng(seed)
-    policy = model.copy()
-    if cfg.algo == "ppo":
-        policy.add_value_head()                                               # V(s_t), the critic
-    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None           # π_ref, the start
-    opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
-    history, t0 = {}, time.time()
-    for step in range(cfg.steps):
-        # 1. sample G answers to each of n_prompts problems and score them
-        if prompt_sampler is None:
-            digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
-        else:
-            digits = prompt_sampler(cfg.n_prompts, rng)
-        ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        if hasattr(prompt_sampler, "update"):
-            prompt_sampler.update(ro.reward.reshape(cfg.n_prompts, cfg.G))
-        rec = _record(ro, reward_fn)
-        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
-        batch = _ppo_batch(policy, ref, ro, cfg, rec) if cfg.algo == "ppo" else _group_batch(ro, ref, cfg)
-        # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
-        rec.update(_update(policy, opt, batch, cfg, rng))
-        rec["time"] = time.time() - t0
-        for k, v in rec.items():
-            history.setdefault(k, []).append(v)
-        if callback:
-            callback(step, rec)
-        if verbose:
-            _print(step, rec)
-    return policy, history
+    return train_rl_many(model, [cfg], [seed], [callback], [prompt_sampler], [reward_fn], verbose)[0]
 
 
 @dataclass
@@ -383,21 +350,6 @@ def _group_batch(ro, ref, cfg):
     return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed, ref)
 
 
-def _ppo_batch(policy, ref, ro, cfg, rec):
-    """Step 2 of PPO: log π_old and V(s_t) of every row, then per-token advantages and value
-    targets, GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t), normalised
-    over the batch. With ``kl_coef`` = 0 the return is the final reward (``_ppo_targets``); with
-    ``kl_coef`` > 0 (LM-PPO) the per-token reward is shaped by the KL to π_ref
-    (``_lm_ppo_targets``), whose parts are added to ``rec``."""
-    b = _batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool), ref)
-    b.old_logp, _, values = _logprobs(policy, b.rows, ro.mask.shape, value=True)
-    if cfg.kl_coef > 0:
-        b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, cfg, rec)
-    else:
-        b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
-    return b
-
-
 def _ppo_targets(reward, values, mask):
     """PPO's value targets and advantages, per token (GAE with γ = λ = 1): every token's return
     is its answer's final reward R (N,), A_t = R − V(s_t) with ``values`` (N, T), normalised
@@ -424,47 +376,6 @@ def _normalised(a, mask):
     mu = (a * mask).sum() / mask.sum()
     sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
     return (a - mu) / (sd + 1e-8)
-
-
-def _logprobs(policy, rows, shape, value=False):
-    """One forward pass of ``policy`` on the distinct rows: log π(a_t | s_t) of every row
-    (``shape`` (N, T); 0 on rows not needed), the distinct rows' probabilities (for the
-    backward) and, with ``value``, V(s_t) (N, T) (else None)."""
-    if len(rows.seqs) == 0:                                                   # nothing to compute
-        return np.zeros(shape), None, np.zeros(shape) if value else None
-    if value:
-        logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
-    else:
-        logits, values = policy.forward(rows.seqs[:, :-1], **rows.share), None         # (U, T, V)
-    logp, probs = token_logprobs(logits, rows.seqs[:, 1:])                    # (U, T)
-    return rows.expand(logp), probs, None if values is None else rows.expand(values)
-
-
-def _update(policy, opt, b, cfg, rng):
-    """Step 3: μ epochs on the batch ``b``, each one Adam step descending ``_loss`` on each of
-    ``cfg.n_minibatches`` random minibatches (drawn with ``rng``), backpropagated from the rows
-    computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities, the
-    others take the first step's (or, with minibatches, a pass before it). Returns the mean over
-    the steps of ``loss``, ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to
-    train on (RFT: no answer accepted)."""
-    if b.old_logp is None and cfg.n_minibatches > 1 and len(b.mask):
-        b.old_logp = _logprobs(policy, b.rows, b.mask.shape)[0]
-    infos = []
-    for _ in range(cfg.mu if len(b.mask) else 0):
-        for mb in b.minibatches(cfg.n_minibatches, rng):
-            logp, probs, values = _logprobs(policy, mb.rows, mb.mask.shape, value=mb.ret is not None)
-            mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
-            loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfg)
-            if len(mb.rows.seqs):
-                dvalues = None if dvalues is None else mb.rows.reduce(dvalues)
-                policy.backward(token_logprobs_backward(probs, mb.rows.seqs[:, 1:], mb.rows.reduce(dlogp)),
-                                dvalues)
-            else:
-                policy.zero_grad()                                            # a zero gradient
-            opt.step(policy)
-            infos.append({"loss": loss, **info})
-    keys = ["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * (b.ret is not None)
-    return {k: float(np.mean([i[k] for i in infos])) if infos else float("nan") for k in keys}
 
 
 def _loss(logp, old_logp, values, b, cfg):
@@ -517,13 +428,15 @@ def _print(step, rec):
 
 # ============================================================================ RL, many runs at once
 def batched(cfg):
-    """True if ``cfg`` trains through ``train_rl_many`` (every algorithm but PPO)."""
-    return cfg.algo != "ppo"
+    """True if ``cfg`` trains through ``train_rl_many`` (every config does)."""
+    return True
 
 
 def shape_key(cfg):
-    """Runs whose configs share this key train together in one stack (``train_rl_many``)."""
-    return (cfg.steps, cfg.n_prompts, cfg.G, cfg.mu, cfg.n_minibatches, cfg.beta > 0)
+    """Runs whose configs share this key train together in one stack (``train_rl_many``): the
+    same steps, batch shape, epochs and minibatches, PPO or not, a reference model or not."""
+    return (cfg.steps, cfg.n_prompts, cfg.G, cfg.mu, cfg.n_minibatches, cfg.algo == "ppo",
+            cfg.beta > 0 or cfg.kl_coef > 0)
 
 
 @single_thread_blas
@@ -533,7 +446,7 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
     advantages and Adam state. Run r gives the same policy and history, bit for bit, as
     ``train_rl(model, cfgs[r], seeds[r])`` (``tests/test_tinylm_runs.py``). ``model`` is one
-    ``TinyLM`` or a list of R; the configs must share ``shape_key`` and not be PPO (``batched``);
+    ``TinyLM`` or a list of R; the configs must share ``shape_key``;
     ``callbacks``, ``prompt_samplers``, ``reward_fns``: None or one per run. ``progress``
     (a ``toy.progress.Progress`` or None) is advanced once per step.
     Returns a list of R ``(policy, history)``."""
@@ -543,10 +456,9 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
         raise ValueError(f"cfgs and seeds must be non-empty and of one length, got {R} and {len(seeds)}")
     for c in cfgs:
         instance(c, RLConfig, "cfgs")
-        if not batched(c):
-            raise ValueError(f"cfgs: train_rl_many does not train algo={c.algo!r} (use train_rl)")
         if shape_key(c) != shape_key(cfgs[0]):
-            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches and whether beta > 0")
+            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches, PPO or not, "
+                             "and whether beta or kl_coef is > 0 (train.shape_key)")
     models = list(model) if isinstance(model, (list, tuple)) else [model] * R
     if len(models) != R:
         raise ValueError(f"model: one TinyLM or a list of {R}, got {len(models)}")
@@ -564,8 +476,9 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     cb, samplers, rfs = lists["callbacks"], lists["prompt_samplers"], lists["reward_fns"]
     c0 = cfgs[0]
     rngs = [np.random.default_rng(s) for s in seeds]
-    st = runs.Stack(models)
-    ref = runs.Stack(models) if c0.beta > 0 else None
+    ppo = c0.algo == "ppo"
+    st = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # V(s_t), PPO's critic
+    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None             # π_ref, the start
     opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
     hists, t0 = [{} for _ in range(R)], time.time()
     for step in range(c0.steps):
@@ -580,10 +493,15 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
             if hasattr(smp, "update"):
                 smp.update(ro.reward.reshape(c0.n_prompts, c0.G))
             recs.append(_record(ro, f))
-        # 2. advantages, per answer from its group's rewards
-        batches = [_group_batch(ro, None, c) for ro, c in zip(ros, cfgs)]
+        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
+        if ppo:
+            batches = [_batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool), None) for ro in ros]
+        else:
+            batches = [_group_batch(ro, None, c) for ro, c in zip(ros, cfgs)]
         if ref is not None:
             _ref_logprobs(ref, batches)
+        if ppo:
+            _ppo_targets_many(st, batches, ros, cfgs, recs)
         # 3. update: μ Adam steps on the clipped policy loss, every run at once
         for rec, info in zip(recs, _update_many(st, opt, batches, cfgs, rngs)):
             rec.update(info)
@@ -600,6 +518,21 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     return [(st.model(r), hists[r]) for r in range(R)]
 
 
+def _ppo_targets_many(st, batches, ros, cfgs, recs):
+    """Step 2 of PPO for every run: log π_old and V(s_t) of every row in one forward, then each
+    run's per-token value targets and advantages, GAE with γ = λ = 1 (``toy.rl.gae``):
+    A_t = (return to the end) − V(s_t), normalised over the batch. With ``kl_coef`` = 0 the
+    return is the final reward (``_ppo_targets``); with ``kl_coef`` > 0 (LM-PPO) the per-token
+    reward is shaped by the KL to π_ref (``_lm_ppo_targets``), whose parts go into the record."""
+    got = _logprobs_many(st, batches, value=True)
+    for b, (logp, values), ro, c, rec in zip(batches, got, ros, cfgs, recs):
+        b.old_logp = logp
+        if c.kl_coef > 0:
+            b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, c, rec)
+        else:
+            b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
+
+
 def _row_logprobs(logits, lay):
     """log π of each row's targets at positions P−1..L−2 (R, U, S+1) and the probabilities."""
     z = logits - logits.max(axis=-1, keepdims=True)
@@ -608,73 +541,79 @@ def _row_logprobs(logits, lay):
     return lp, np.exp(logp)
 
 
-def _full(lay, r, lp, shape):
-    """Run r's log-probs (U_r, S+1) as (U_r, T) (0 on the prompt's targets)."""
-    out = np.zeros((lay.u[r], shape), np.float32)
-    out[:, lay.P - 1:] = lp[r, :lay.u[r]]
-    return out
+def _expand(b, lay, r, x):
+    """Run r's per-row values at positions P−1..L−2 (U_r, S+1) → every row of batch ``b``
+    (N, T), 0 on the prompt's targets and on rows not computed."""
+    out = np.zeros((lay.u[r], b.mask.shape[1]), x.dtype)
+    out[:, lay.P - 1:] = x[r, :lay.u[r]]
+    return b.rows.expand(out)
+
+
+def _layout(batches):
+    """The ``runs.Layout`` of every batch's distinct rows (None or an empty batch: no rows)."""
+    L = next((b.seqs.shape[1] for b in batches if b is not None), PROMPT_LEN + 2)
+    return runs.Layout([b.rows.seqs if b is not None else np.zeros((0, L), np.int64) for b in batches])
+
+
+def _logprobs_many(st, batches, value=False, keep=False):
+    """One forward of every run on its batch's distinct rows (None: a run without a batch):
+    for each run ``(log π (N, T), V(s_t) (N, T) or None)`` (0 on rows not computed), and with
+    ``keep`` also the layout, tape and probabilities the backward needs."""
+    lay = _layout(batches)
+    logits, values, tape = runs.forward(st, lay)
+    lp, probs = _row_logprobs(logits, lay)
+    out = [(None, None) if b is None else
+           (_expand(b, lay, r, lp), _expand(b, lay, r, values) if value else None)
+           for r, b in enumerate(batches)]
+    return (out, lay, tape, probs) if keep else out
 
 
 def _ref_logprobs(ref, batches):
     """log π_ref (N, T) of every batch's rows, all runs in one forward."""
-    lay = runs.Layout([b.rows.seqs for b in batches])
-    lp, _ = _row_logprobs(runs.forward(ref, lay)[0], lay)
-    for r, b in enumerate(batches):
-        b.ref_logp = b.rows.expand(_full(lay, r, lp, b.mask.shape[1])) if len(b.seqs) else np.zeros(b.mask.shape)
+    for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
+        b.ref_logp = lp
 
 
 def _update_many(st, opt, batches, cfgs, rngs):
-    """``_update`` for every run at once: each run's μ epochs of minibatches, one Adam step per
-    minibatch of every run that has one. Returns each run's record of the update."""
-    R = len(batches)
+    """Step 3 for every run at once: μ epochs on its batch, each one Adam step descending
+    ``_loss`` on each of ``n_minibatches`` random minibatches (drawn with the run's generator),
+    backpropagated from the rows computed. π_old is the policy that sampled: PPO's step 2
+    computed its log-probabilities, the others take the first step's (or, with minibatches, a
+    pass before it). A run with nothing to train on (RFT: no answer accepted) takes no step.
+    Returns each run's mean over its steps of ``loss``, ``clip_frac`` (and ``kl``,
+    ``value_loss``), NaN if it took none."""
     c0 = cfgs[0]
-    if c0.n_minibatches > 1:                                                      # π_old: a pass before the first step
-        _logprobs_many(st, [b if len(b.mask) else None for b in batches])
-    infos = [[] for _ in range(R)]
+    if c0.n_minibatches > 1:
+        need = [b if len(b.mask) and b.old_logp is None else None for b in batches]
+        if any(b is not None for b in need):
+            for b, (lp, _) in zip(need, _logprobs_many(st, need)):
+                if b is not None:
+                    b.old_logp = lp
+    infos = [[] for _ in batches]
     for _ in range(c0.mu):
         mbs = [b.minibatches(c0.n_minibatches, rng) if len(b.mask) else [] for b, rng in zip(batches, rngs)]
         for j in range(max(len(m) for m in mbs)):
             cur = [m[j] if j < len(m) else None for m in mbs]
-            got = _logprobs_many(st, cur, keep=True)
-            if got is None:
-                break
-            lay, tape, lp, probs = got
-            drows = np.zeros(lp.shape, np.float32)
-            for r, mb in enumerate(cur):
+            got, lay, tape, probs = _logprobs_many(st, cur, value=st.has_value_head, keep=True)
+            dlp = np.zeros(lay.targets.shape, st.dtype)                           # (R, U, S+1)
+            dval = np.zeros(lay.targets.shape, st.dtype) if st.has_value_head else None
+            for r, (mb, (logp, values)) in enumerate(zip(cur, got)):
                 if mb is None:
                     continue
-                logp = mb.rows.expand(_full(lay, r, lp, mb.mask.shape[1])) if len(mb.rows.seqs) else np.zeros(mb.mask.shape)
                 mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
-                loss, dlogp, _, info = _loss(logp, mb.old_logp, None, mb, cfgs[r])
+                loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfgs[r])
                 if len(mb.rows.seqs):
-                    drows[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
+                    dlp[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
+                    if dvalues is not None:
+                        dval[r, :lay.u[r]] = mb.rows.reduce(dvalues)[:, lay.P - 1:]
                 infos[r].append({"loss": loss, **info})
-            dz = -probs * drows[..., None]                                        # d log π_y / dz = onehot(y) − π
+            dz = -probs * dlp[..., None]                                          # d log π_y / dz = onehot(y) − π
             np.put_along_axis(dz, lay.targets[..., None],
-                              np.take_along_axis(dz, lay.targets[..., None], axis=-1) + drows[..., None], axis=-1)
-            runs.backward(st, lay, tape, dz)
+                              np.take_along_axis(dz, lay.targets[..., None], axis=-1) + dlp[..., None], axis=-1)
+            runs.backward(st, lay, tape, dz, dval)
             opt.step(st, [r for r, mb in enumerate(cur) if mb is not None])
     out = []
-    for r, c in enumerate(cfgs):
-        keys = ["loss", "clip_frac"] + ["kl"] * (c.beta > 0)
+    for r, (b, c) in enumerate(zip(batches, cfgs)):
+        keys = ["loss", "clip_frac"] + ["kl"] * (c.beta > 0) + ["value_loss"] * (b.ret is not None)
         out.append({k: float(np.mean([i[k] for i in infos[r]])) if infos[r] else float("nan") for k in keys})
     return out
-
-
-def _logprobs_many(st, batches, keep=False):
-    """One forward of every run on its batch's distinct rows (None: a run without a batch).
-    With ``keep``, returns (layout, tape, log-probs, probabilities); else sets each batch's
-    ``old_logp``."""
-    if all(b is None for b in batches):
-        return None
-    seqs = [b.rows.seqs if b is not None else None for b in batches]
-    L = next(s.shape[1] for s in seqs if s is not None)
-    lay = runs.Layout([s if s is not None else np.zeros((0, L), np.int64) for s in seqs])
-    logits, tape = runs.forward(st, lay)
-    lp, probs = _row_logprobs(logits, lay)
-    if keep:
-        return lay, tape, lp, probs
-    for r, b in enumerate(batches):
-        if b is not None:
-            b.old_logp = b.rows.expand(_full(lay, r, lp, b.mask.shape[1])) if len(b.rows.seqs) else np.zeros(b.mask.shape)
-    return None
