@@ -128,3 +128,29 @@ def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monke
             np.testing.assert_array_equal(v, policy.state_dict()[k], err_msg=k)
     with pytest.raises(ValueError, match="^runs"):
         cache.cached_train_rl_many([("grpo", 0)], sft_cfg=sft_cfg)
+
+
+def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypatch, capsys):
+    """A cache file holds its key and configs: copied (or renamed) under the name of another
+    config's key, it is rebuilt, not loaded as that model (SFT and RL files alike)."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    a, b = T.SFTConfig(model=TINY, steps=2, batch_size=4), T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    ma = cache.warmup_model(a, verbose=False)
+    (fa,) = tmp_path.glob("tinylm-sft-*.npz")
+    fb = tmp_path / f"tinylm-sft-{cache.config_hash(b)}.npz"
+    shutil.copy(fa, fb)                                        # a's model under b's name
+    mb = cache.warmup_model(b, verbose=True)
+    assert "holds another model" in capsys.readouterr().out
+    want, _ = T.sft_warmup(b)
+    for k, v in want.state_dict().items():
+        np.testing.assert_array_equal(mb.state_dict()[k], v, err_msg=k)
+    assert not all(np.array_equal(v, ma.state_dict()[k]) for k, v in mb.state_dict().items())
+    m2 = cache.warmup_model(b, verbose=False)                  # the rebuilt file now loads
+    for k, v in want.state_dict().items():
+        np.testing.assert_array_equal(m2.state_dict()[k], v, err_msg=k)
+    # an RL run: a 2-step run's file under the name of a 3-step run (other key, other history)
+    rl2, rl3 = T.RLConfig(steps=2, n_prompts=2, G=2), T.RLConfig(steps=3, n_prompts=2, G=2)
+    _, h2 = cache.cached_train_rl(rl2, seed=0, sft_cfg=a, verbose=False)
+    shutil.copy(tmp_path / cache._rl_name(rl2, a, 0), tmp_path / cache._rl_name(rl3, a, 0))
+    _, h3 = cache.cached_train_rl(rl3, seed=0, sft_cfg=a, verbose=False)
+    assert len(h2["accuracy"]) == 2 and len(h3["accuracy"]) == 3
