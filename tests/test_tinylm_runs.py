@@ -144,11 +144,11 @@ def test_reward_fns_and_samplers_are_per_run():
 
 @pytest.mark.parametrize("call, match", [
     (lambda sft: T.train_rl_many(sft, [], []), "cfgs"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "cfgs"),
+    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "seeds"),
     (lambda sft: T.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1), T.RLConfig(steps=1)], [0, 1]), "cfgs"),
     (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1), T.RLConfig(steps=2)], [0, 1]), "cfgs"),
     (lambda sft: T.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "model"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fns"),
+    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fn"),
     (lambda sft: runs.Stack([]), "models"),
     (lambda sft: runs.Stack([sft, M.TinyLM(TINY)]), "models"),
 ])

@@ -192,10 +192,16 @@ def exact_reward(ans, digits):
 
 def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     """Sample ``G`` answers to each problem in ``digits`` (n, 10), verify them and score them
-    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``)."""
-    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
-    real(temperature, "temperature", lo=0, lo_open=True)
-    if reward_fn is not None:
+    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``).
+    ``model`` may also be a ``runs.Stack`` of R policies, with ``digits``, ``rng``,
+    ``temperature`` and ``reward_fn`` lists (one per run): one sampling for all, a list of R
+    rollouts (what ``train_rl`` does)."""
+    if isinstance(model, runs.Stack):                                             # R runs at once
+        ans = runs.generate(model, np.stack([prompts_of(d) for d in digits]), G, rng, temperature, MAX_ANSWER_LEN)
+        return [_scored(d, a, G, f) for d, a, f in zip(digits, ans, reward_fn)]
+    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)  # argcheck
+    real(temperature, "temperature", lo=0, lo_open=True)  # argcheck
+    if reward_fn is not None:  # argcheck
         function(reward_fn, "reward_fn")
     digits = _digits(digits)
     if isinstance(model, TinyLM):                                                 # the speed path
@@ -281,7 +287,7 @@ class CurriculumSampler:
 
 @single_thread_blas
 def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
-             reward_fn=None):
+             reward_fn=None, progress=None):
     """RL fine-tuning of a copy of ``model`` (the input is left untouched), one batch a step in
     three steps: sample and score, advantages, update.
 
@@ -298,15 +304,97 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     (seconds so far); ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with
     ``kl_coef`` > 0 (LM-PPO) ``score`` (mean reward), ``kl_reward`` (mean over answers of
     Σ_t −β·KL_t) and ``total_reward`` (their sum).
+
+    Many runs at once: ``train_rl_many`` passes lists (one config, seed, callback, sampler and
+    reward function per run); the R policies then live in one ``runs.Stack`` and every step
+    below is one numpy call for all of them, each run bit for bit what it is alone (with one
+    run, the stack holds one policy). ``progress`` (``toy.progress.Progress``) counts run-steps.
     """
-    instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")  # argcheck
-    if cfg is not None:  # argcheck
-        instance(cfg, RLConfig, "cfg")
-    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):  # argcheck
-        if f is not None:
-            function(f, name)
-    cfg = cfg or RLConfig()
-    return train_rl_many(model, [cfg], [seed], [callback], [prompt_sampler], [reward_fn], verbose)[0]
+    cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(  # argcheck
+        model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)
+    c0, many = cfgs[0], isinstance(cfg, list)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    ppo = c0.algo == "ppo"
+    policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # (PPO: V(s_t), the critic)
+    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref, the start
+    opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
+    histories, t0 = [{} for _ in cfgs], time.time()
+    for step in range(c0.steps):
+        # 1. sample G answers to each of n_prompts problems and score them
+        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else _digits(ps(c.n_prompts, rng))
+                  for c, rng, ps in zip(cfgs, rngs, samplers)]
+        ros = rollout(policy, digits, c0.G, rngs, [c.temperature for c in cfgs], reward_fns)
+        for ro, ps in zip(ros, samplers):
+            if hasattr(ps, "update"):
+                ps.update(ro.reward.reshape(c0.n_prompts, c0.G))
+        recs = [_record(ro, f) for ro, f in zip(ros, reward_fns)]
+        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
+        batches = ([_batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool)) for ro in ros] if ppo
+                   else [_group_batch(ro, c) for ro, c in zip(ros, cfgs)])
+        if ref is not None:
+            _ref_logprobs(ref, batches)
+        if ppo:
+            _ppo_batch(policy, batches, ros, cfgs, recs)
+        # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
+        for rec, info in zip(recs, _update(policy, opt, batches, cfgs, rngs)):
+            rec.update(info)
+        for rec, history, cb in zip(recs, histories, callbacks):
+            rec["time"] = time.time() - t0
+            for k, v in rec.items():
+                history.setdefault(k, []).append(v)
+            if cb:
+                cb(step, rec)
+            if verbose:
+                _print(step, rec)
+        if progress is not None:
+            progress.update(len(cfgs))
+    out = [(policy.model(r), history) for r, history in enumerate(histories)]
+    return out if many else out[0]
+
+
+def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None,
+                  verbose=False, progress=None):
+    """``[train_rl(model, cfg, seed, ...) for cfg, seed in zip(cfgs, seeds)]``, computed together:
+    the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
+    advantages and Adam state. Run r gives the same policy and history, bit for bit, as
+    ``train_rl(model, cfgs[r], seeds[r])`` (``tests/test_tinylm_runs.py``). ``model`` is one
+    ``TinyLM`` or a list of R; the configs must share ``shape_key``; ``callbacks``,
+    ``prompt_samplers``, ``reward_fns``: None or one per run. Returns a list of R
+    ``(policy, history)``."""
+    cfgs = list(cfgs) if isinstance(cfgs, (list, tuple)) else cfgs
+    if not isinstance(cfgs, list) or not cfgs:
+        raise ValueError(f"cfgs must be a non-empty list of RLConfig, got {cfgs!r}")
+    for name, v in (("seeds", seeds), ("callbacks", callbacks), ("prompt_samplers", prompt_samplers),
+                    ("reward_fns", reward_fns)):
+        if v is not None and (not isinstance(v, (list, tuple)) or len(v) != len(cfgs)):
+            raise ValueError(f"{name} must be a list of {len(cfgs)} (one per config), got {v!r}")
+    R = len(cfgs)
+    return train_rl(model, cfgs, list(seeds), list(callbacks or [None] * R), list(prompt_samplers or [None] * R),
+                    verbose, list(reward_fns or [None] * R), progress)
+
+
+def _runs_of(model, cfg, seed, callback, prompt_sampler, reward_fn, verbose):
+    """``train_rl``'s arguments, checked, as lists of R runs (R = 1 unless ``cfg`` is a list)."""
+    flag(verbose, "verbose")
+    if not isinstance(cfg, list):
+        cfg, seed, callback, prompt_sampler, reward_fn = [cfg or RLConfig()], [seed], [callback], [prompt_sampler], [reward_fn]
+    R = len(cfg)
+    models = list(model) if isinstance(model, (list, tuple)) else [model] * R
+    if len(models) != R:
+        raise ValueError(f"model must be one TinyLM or a list of {R}, got {len(models)}")
+    for m in models:
+        instance(m, TinyLM, "model")
+    for c in cfg:
+        instance(c, RLConfig, "cfg")
+        if shape_key(c) != shape_key(cfg[0]):
+            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches, PPO or not, "
+                             "and whether beta or kl_coef is > 0 (train.shape_key)")
+    seeds = [check_seed(s) for s in seed]
+    for fs, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):
+        for f in fs:
+            if f is not None:
+                function(f, name)
+    return cfg, seeds, models, callback, prompt_sampler, reward_fn
 
 
 @dataclass
@@ -332,22 +420,19 @@ class Batch:
                 for i in np.array_split(rng.permutation(len(self.mask)), n) if len(i)]
 
 
-def _batch(seqs, mask, adv, needed, ref):
-    """The rows to compute (``needed``, distinct, prompts shared) and log π_ref on them."""
-    b = Batch(seqs, needed, mask, adv)
-    if ref is not None and len(seqs):
-        b.ref_logp = b.rows.expand(ref.logprobs(b.rows.seqs, **b.rows.share))
-    return b
+def _batch(seqs, mask, adv, needed):
+    """The rows to compute: ``needed``, distinct, prompts shared (``Batch.rows``)."""
+    return Batch(seqs, needed, mask, adv)
 
 
-def _group_batch(ro, ref, cfg):
+def _group_batch(ro, cfg):
     """Step 2 of GRPO, Dr. GRPO and RFT: ``toy.rl.advantages`` of each group's G rewards, one per
     answer; RFT keeps only the accepted answers (A = 1). With β = 0 a row whose advantage is 0
     (its group all right, or all wrong) has no loss and no gradient: the model skips it."""
     adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()       # (N,)
     keep = adv > 0 if cfg.algo == "rft" else np.ones(len(adv), bool)
     needed = adv[keep] != 0 if cfg.beta == 0 else np.ones(keep.sum(), bool)
-    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed, ref)
+    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed)
 
 
 def _ppo_targets(reward, values, mask):
@@ -439,86 +524,7 @@ def shape_key(cfg):
             cfg.beta > 0 or cfg.kl_coef > 0)
 
 
-@single_thread_blas
-def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None,
-                  verbose=False, progress=None):
-    """``[train_rl(model, cfg, seed, ...) for cfg, seed in zip(cfgs, seeds)]``, computed together:
-    the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
-    advantages and Adam state. Run r gives the same policy and history, bit for bit, as
-    ``train_rl(model, cfgs[r], seeds[r])`` (``tests/test_tinylm_runs.py``). ``model`` is one
-    ``TinyLM`` or a list of R; the configs must share ``shape_key``;
-    ``callbacks``, ``prompt_samplers``, ``reward_fns``: None or one per run. ``progress``
-    (a ``toy.progress.Progress`` or None) is advanced once per step.
-    Returns a list of R ``(policy, history)``."""
-    cfgs, seeds = list(cfgs), [check_seed(s) for s in seeds]
-    R = len(cfgs)
-    if R == 0 or len(seeds) != R:
-        raise ValueError(f"cfgs and seeds must be non-empty and of one length, got {R} and {len(seeds)}")
-    for c in cfgs:
-        instance(c, RLConfig, "cfgs")
-        if shape_key(c) != shape_key(cfgs[0]):
-            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches, PPO or not, "
-                             "and whether beta or kl_coef is > 0 (train.shape_key)")
-    models = list(model) if isinstance(model, (list, tuple)) else [model] * R
-    if len(models) != R:
-        raise ValueError(f"model: one TinyLM or a list of {R}, got {len(models)}")
-    for m in models:
-        instance(m, TinyLM, "model")
-    lists = {}
-    for name, v in (("callbacks", callbacks), ("prompt_samplers", prompt_samplers), ("reward_fns", reward_fns)):
-        v = [None] * R if v is None else list(v)
-        if len(v) != R:
-            raise ValueError(f"{name} must be None or a list of {R}, got {len(v)}")
-        for f in v:
-            if f is not None:
-                function(f, name)
-        lists[name] = v
-    cb, samplers, rfs = lists["callbacks"], lists["prompt_samplers"], lists["reward_fns"]
-    c0 = cfgs[0]
-    rngs = [np.random.default_rng(s) for s in seeds]
-    ppo = c0.algo == "ppo"
-    st = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # V(s_t), PPO's critic
-    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None             # π_ref, the start
-    opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
-    hists, t0 = [{} for _ in range(R)], time.time()
-    for step in range(c0.steps):
-        # 1. sample G answers to each of n_prompts problems, every run at once, and score them
-        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if f is None else _digits(f(c.n_prompts, rng))
-                  for c, rng, f in zip(cfgs, rngs, samplers)]
-        ans = runs.generate(st, np.stack([prompts_of(d) for d in digits]), c0.G, rngs,
-                            [c.temperature for c in cfgs], MAX_ANSWER_LEN)
-        ros = [_scored(d, a, c0.G, f) for d, a, f in zip(digits, ans, rfs)]
-        recs = []
-        for ro, f, smp in zip(ros, rfs, samplers):
-            if hasattr(smp, "update"):
-                smp.update(ro.reward.reshape(c0.n_prompts, c0.G))
-            recs.append(_record(ro, f))
-        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
-        if ppo:
-            batches = [_batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool), None) for ro in ros]
-        else:
-            batches = [_group_batch(ro, None, c) for ro, c in zip(ros, cfgs)]
-        if ref is not None:
-            _ref_logprobs(ref, batches)
-        if ppo:
-            _ppo_targets_many(st, batches, ros, cfgs, recs)
-        # 3. update: μ Adam steps on the clipped policy loss, every run at once
-        for rec, info in zip(recs, _update_many(st, opt, batches, cfgs, rngs)):
-            rec.update(info)
-        for r, rec in enumerate(recs):
-            rec["time"] = time.time() - t0
-            for k, v in rec.items():
-                hists[r].setdefault(k, []).append(v)
-            if cb[r]:
-                cb[r](step, rec)
-            if verbose:
-                _print(step, rec)
-        if progress is not None:
-            progress.update(R)
-    return [(st.model(r), hists[r]) for r in range(R)]
-
-
-def _ppo_targets_many(st, batches, ros, cfgs, recs):
+def _ppo_batch(st, batches, ros, cfgs, recs):
     """Step 2 of PPO for every run: log π_old and V(s_t) of every row in one forward, then each
     run's per-token value targets and advantages, GAE with γ = λ = 1 (``toy.rl.gae``):
     A_t = (return to the end) − V(s_t), normalised over the batch. With ``kl_coef`` = 0 the
@@ -574,7 +580,7 @@ def _ref_logprobs(ref, batches):
         b.ref_logp = lp
 
 
-def _update_many(st, opt, batches, cfgs, rngs):
+def _update(st, opt, batches, cfgs, rngs):
     """Step 3 for every run at once: μ epochs on its batch, each one Adam step descending
     ``_loss`` on each of ``n_minibatches`` random minibatches (drawn with the run's generator),
     backpropagated from the rows computed. π_old is the policy that sampled: PPO's step 2
