@@ -17,6 +17,10 @@ differs:
 Step 3 only runs the model on the rows that matter (``DistinctRows``): with β = 0 a row whose
 advantage is 0 has no gradient, a repeated answer is computed once, and each prompt once per
 group. The loss and the gradient are those of the whole batch (``tests/test_tinylm_train.py``).
+
+The model is computed by the speed path ``toy.tinylm.runs``, for one run or for many at once:
+``train_rl_many`` trains R runs (seeds, or configs that share ``shape_key``) in one loop, each
+run bit for bit what ``train_rl`` gives alone (``tests/test_tinylm_runs.py``).
 """
 import time
 from dataclasses import dataclass, field, fields
@@ -310,8 +314,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     below is one numpy call for all of them, each run bit for bit what it is alone (with one
     run, the stack holds one policy). ``progress`` (``toy.progress.Progress``) counts run-steps.
     """
-    cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(  # argcheck
-        model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)
+    cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(      # checked, as lists of R runs
+        model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)     # (R = 1: one run)
     c0, many = cfgs[0], isinstance(cfg, list)
     rngs = [np.random.default_rng(s) for s in seeds]
     ppo = c0.algo == "ppo"
