@@ -91,25 +91,32 @@ def _lin_grads(st, name, x, dy, own, bias=True):
     return dy @ st.params[name + ".w"].swapaxes(-1, -2)
 
 
+def _mean(x):
+    """Row means (..., 1) over the last axis, as one matrix product with [1/C, ..., 1/C]."""
+    C = x.shape[-1]
+    return (x.reshape(-1, C) @ _averager(C, x.dtype)).reshape(x.shape[:-1] + (1,))
+
+
 def _ln(x, g, b, eps=1e-5):
     """LayerNorm over the last axis, per run: returns y and what ``_ln_backward`` needs."""
-    avg = _averager(x.shape[-1], x.dtype)
-    xc = x - x @ avg
-    rstd = 1.0 / np.sqrt((xc * xc) @ avg + eps)
-    xhat = xc * rstd
-    return xhat * g[:, None, :] + b[:, None, :], (xhat, rstd)
+    xc = x - _mean(x)
+    rstd = 1.0 / np.sqrt(_mean(xc * xc) + eps)
+    xc *= rstd                                                    # x̂, in place
+    y = xc * g[:, None, :]
+    y += b[:, None, :]
+    return y, (xc, rstd)
 
 
 def _ln_backward(st, name, dy, saved):
     xhat, rstd = saved
-    avg = _averager(dy.shape[-1], dy.dtype)
     st.grads[name + ".g"] = (dy * xhat).sum(axis=1)
     st.grads[name + ".b"] = dy.sum(axis=1)
     dxhat = dy * st.params[name + ".g"][:, None, :]
-    dx = dxhat - dxhat @ avg
-    dx -= xhat * ((dxhat * xhat) @ avg)
-    dx *= rstd
-    return dx
+    m2 = _mean(dxhat * xhat)
+    dxhat -= _mean(dxhat)                                         # dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))
+    dxhat -= xhat * m2
+    dxhat *= rstd
+    return dxhat
 
 
 # ----------------------------------------------------------------------------- training rows
@@ -193,14 +200,14 @@ def forward(st, lay):
         y[:, :lay.n_pre] = yp.transpose(0, 1, 3, 2, 4).reshape(R, B0 * P, C)
         y[:, lay.c0:] = ys.transpose(0, 1, 3, 2, 4).reshape(R, U * S, C)
         t["y"] = y
-        x = x + _lin(y, st, b + "attn.proj")
+        x += _lin(y, st, b + "attn.proj")
         m, t["ln2"] = _ln(x, st.params[b + "ln2.g"], st.params[b + "ln2.b"])
         t["m"] = m
         hid = _lin(m, st, b + "mlp.fc")
         t["on"] = hid > 0
-        hid = np.maximum(hid, 0)
+        np.maximum(hid, 0, out=hid)
         t["hid"] = hid
-        x = x + _lin(hid, st, b + "mlp.proj")
+        x += _lin(hid, st, b + "mlp.proj")
         tape["blocks"].append(t)
     h, tape["ln_f"] = _ln(x, st.params["ln_f.g"], st.params["ln_f.b"])
     tape["h"] = h
@@ -242,7 +249,7 @@ def backward(st, lay, tape, drows, dvalues=None):
         dhid = _lin_grads(st, b + "mlp.proj", t["hid"], dx, own)
         dhid *= t["on"]
         dm = _lin_grads(st, b + "mlp.fc", t["m"], dhid, own)
-        dx = dx + _ln_backward(st, b + "ln2", dm, t["ln2"])
+        dx += _ln_backward(st, b + "ln2", dm, t["ln2"])
         dy = _lin_grads(st, b + "attn.proj", t["y"], dx, own)
         dyp = dy[:, :lay.n_pre].reshape(R, B0, P, nh, hs).transpose(0, 1, 3, 2, 4)
         dys = dy[:, lay.c0:].reshape(R, U, S, nh, hs).transpose(0, 1, 3, 2, 4)
@@ -255,7 +262,7 @@ def backward(st, lay, tape, drows, dvalues=None):
         dqkv[:, :lay.n_pre] = _merge_qkv(dqp, dkp, dvp)
         dqkv[:, lay.c0:] = _merge_qkv(dqs, dk[..., P:, :], dv[..., P:, :])
         da = _lin_grads(st, b + "attn.qkv", t["a"], dqkv, own)
-        dx = dx + _ln_backward(st, b + "ln1", da, t["ln1"])
+        dx += _ln_backward(st, b + "ln1", da, t["ln1"])
     gpos = np.zeros_like(st.params["wpe.w"])
     gpos[:, :P] = dx[:, :lay.n_pre].reshape(R, B0, P, C).sum(axis=1)
     gpos[:, P:P + S] = dx[:, lay.c0:].reshape(R, U, S, C).sum(axis=1)
@@ -308,9 +315,9 @@ def _decode(st, tokens, positions, kv, pos):
         cache["k"][:, :, :, pos:pos + T] = k
         cache["v"][:, :, :, pos:pos + T] = v
         y, _ = attend(q, cache["k"][:, :, :, :pos + T], cache["v"][:, :, :, :pos + T], mask)
-        x = x + _lin(y.transpose(0, 1, 3, 2, 4).reshape(R, B * T, C), st, b + "attn.proj")
+        x += _lin(y.transpose(0, 1, 3, 2, 4).reshape(R, B * T, C), st, b + "attn.proj")
         m, _ = _ln(x, st.params[b + "ln2.g"], st.params[b + "ln2.b"])
-        x = x + _lin(np.maximum(_lin(m, st, b + "mlp.fc"), 0), st, b + "mlp.proj")
+        x += _lin(np.maximum(_lin(m, st, b + "mlp.fc"), 0), st, b + "mlp.proj")
     h, _ = _ln(x, st.params["ln_f.g"], st.params["ln_f.b"])                    # every row: see ROW_PAD
     return _lin(h, st, "lm_head", bias=False).reshape(R, B, T, -1)[:, :, -1]   # (R, B, V)
 
