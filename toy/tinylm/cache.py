@@ -30,7 +30,7 @@ import numpy as np
 from ..parallel import starmap
 from ..progress import Progress
 from .model import ModelConfig, TinyLM
-from .train import RLConfig, SFTConfig, batched, sft_warmup, shape_key, train_rl, train_rl_many
+from .train import RLConfig, SFTConfig, sft_warmup, shape_key, train_rl, train_rl_many
 
 __all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
            "cached_train_rl", "cached_train_rl_many"]
@@ -215,7 +215,7 @@ def warmup_model(cfg=None, verbose=True, rebuild=False):
     if verbose:
         print(f"training the SFT warm-up model ({cfg.steps} steps; about 15 s, once: then cached)")
     with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
-        model, hist = sft_warmup(cfg, callback=lambda step, loss: bar.update())
+        model, hist = sft_warmup(cfg, progress=bar)
     _store(name, model, meta={"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
     return model
 
@@ -238,11 +238,7 @@ def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=Fal
     if verbose:
         print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed})")
     with Progress(rl_cfg.steps, f"{rl_cfg.algo}, seed {seed} (cached after this run)", "steps") as bar:
-        def step(i, rec):
-            bar.update()
-            if callback:
-                callback(i, rec)
-        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=step)
+        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback, progress=bar)
     return _store_run(name, rl_cfg, sft_cfg, seed, policy, hist)
 
 
@@ -268,19 +264,18 @@ def _writable():
 
 def _train_runs(jobs, sft_cfg, counter=None):
     """Train the runs ``jobs`` [(name, config, seed)] (one ``shape_key``) together with
-    ``train_rl_many`` (PPO: one by one) and store each; ``counter`` (a shared integer) counts
+    ``train_rl_many`` and store each; ``counter`` (a shared integer, or a ``Progress``) counts
     run-steps for the progress bar. Returns the number of runs stored."""
     sft = warmup_model(sft_cfg, verbose=False)
 
     class _Count:
         def update(self, n):
-            if counter is not None:
+            if isinstance(counter, Progress):
+                counter.update(n)
+            elif counter is not None:
                 with counter.get_lock():
                     counter.value += n
-    if batched(jobs[0][1]):
-        got = train_rl_many(sft, [c for _, c, _ in jobs], [s for _, _, s in jobs], progress=_Count())
-    else:
-        got = [train_rl(sft, c, seed=s, callback=lambda i, rec: _Count().update(1)) for _, c, s in jobs]
+    got = train_rl_many(sft, [c for _, c, _ in jobs], [s for _, _, s in jobs], progress=_Count())
     for (name, c, s), (policy, hist) in zip(jobs, got):
         _store_run(name, c, sft_cfg, s, policy, hist)
     return len(jobs)
@@ -291,7 +286,7 @@ def _chunks(todo, processes):
     group split into ``processes`` near-equal parts, so that every process gets a share."""
     groups = {}
     for job in todo:
-        key = shape_key(job[1]) if batched(job[1]) else ("ppo", len(groups))
+        key = shape_key(job[1])
         groups.setdefault(key, []).append(job)
     jobs = []
     for g in groups.values():
@@ -325,8 +320,7 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
                 _in_workers(_chunks(todo, processes), sft_cfg, processes, bar)
             else:
                 for job in _chunks(todo, 1):
-                    _train_runs(job, sft_cfg)
-                    bar.update(sum(c.steps for _, c, _ in job))
+                    _train_runs(job, sft_cfg, bar)
     return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
 
 

@@ -32,6 +32,7 @@ from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
 from . import runs
+from ..progress import Progress
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
@@ -92,12 +93,13 @@ def _lr_at(step, cfg):
 
 
 @single_thread_blas
-def sft_warmup(cfg=None, callback=None):
+def sft_warmup(cfg=None, callback=None, progress=None):
     """Train a fresh ``TinyLM`` by imitating the teacher (cross-entropy on answer tokens).
 
     Returns ``(model, history)`` with ``history = {"step": [...], "loss": [...]}``;
     ``callback(step, loss)`` is called every step. (Use ``toy.tinylm.warmup_model()`` to get
-    the cached result instead of training.)
+    the cached result instead of training.) ``progress``: a ``toy.progress.Progress`` to count
+    the steps, None for a bar of its own (shown only where a person watches), False for none.
     """
     if cfg is not None:  # argcheck
         instance(cfg, SFTConfig, "cfg")
@@ -108,6 +110,7 @@ def sft_warmup(cfg=None, callback=None):
     model = TinyLM(cfg.model, seed=cfg.seed)
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
+    bar = _bar(progress, cfg.steps, "SFT warm-up", "steps")
     for step in range(cfg.steps):
         # 1. data: the teacher's answers to a fresh batch of problems
         digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
@@ -123,7 +126,21 @@ def sft_warmup(cfg=None, callback=None):
         hist["loss"].append(float(loss))
         if callback:
             callback(step, float(loss))
+        bar.update()
+    _close(progress, bar)
     return model, hist
+
+
+def _bar(progress, total, what, unit):
+    """The bar to count with: ``progress`` itself, a new ``Progress`` (None), or a silent one (False)."""
+    if progress is None:
+        return Progress(total, what, unit)
+    return progress if progress is not False else Progress(total, what, unit, after=float("inf"))
+
+
+def _close(progress, bar):
+    if progress is None:
+        bar.close()
 
 
 # ============================================================================ RL
@@ -312,7 +329,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     Many runs at once: ``train_rl_many`` passes lists (one config, seed, callback, sampler and
     reward function per run); the R policies then live in one ``runs.Stack`` and every step
     below is one numpy call for all of them, each run bit for bit what it is alone (with one
-    run, the stack holds one policy). ``progress`` (``toy.progress.Progress``) counts run-steps.
+    run, the stack holds one policy). ``progress``: a ``toy.progress.Progress`` that counts
+    run-steps, None for a bar of its own (shown only where a person watches), False for none.
     """
     cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(      # checked, as lists of R runs
         model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)     # (R = 1: one run)
@@ -323,6 +341,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref, the start
     opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
     histories, t0 = [{} for _ in cfgs], time.time()
+    bar = _bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
     for step in range(c0.steps):
         # 1. sample G answers to each of n_prompts problems and score them
         digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else _digits(ps(c.n_prompts, rng))
@@ -350,8 +369,8 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
                 cb(step, rec)
             if verbose:
                 _print(step, rec)
-        if progress is not None:
-            progress.update(len(cfgs))
+        bar.update(len(cfgs))
+    _close(progress, bar)
     out = [(policy.model(r), history) for r, history in enumerate(histories)]
     return out if many else out[0]
 
@@ -516,11 +535,6 @@ def _print(step, rec):
 
 
 # ============================================================================ RL, many runs at once
-def batched(cfg):
-    """True if ``cfg`` trains through ``train_rl_many`` (every config does)."""
-    return True
-
-
 def shape_key(cfg):
     """Runs whose configs share this key train together in one stack (``train_rl_many``): the
     same steps, batch shape, epochs and minibatches, PPO or not, a reference model or not."""
