@@ -1,7 +1,6 @@
 """Tests of toy.progress: where a bar shows (a terminal, a notebook a person runs) and where it
 never does (pytest, a notebook executed by nbclient: the committed outputs and nbval), and that
 it is removed at the end; and of toy.parallel.starmap's ``poll``."""
-import sys
 import types
 
 import nbformat

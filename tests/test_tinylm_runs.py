@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from toy.tinylm import model as M, runs, train as T
-from toy.tinylm.task import EOS, PROMPT_LEN, make_prompts, prompts_of
+from toy.tinylm.task import EOS, PROMPT_LEN, make_prompts
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 

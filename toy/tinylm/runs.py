@@ -1,11 +1,14 @@
 r"""The speed path of the tiny model: R independent runs of ``toy.tinylm.model.TinyLM`` at once.
 
 ``model.py`` is the textbook: one model, one layer per class, a forward that keeps what its
-backward needs. Training it one run at a time costs far more in numpy's per-call overhead
-(thousands of small calls a step) than in arithmetic. This module computes the *same layers*
-for R runs together: every parameter gets a leading run axis (``Stack``: ``params[name]`` is
-(R, ...)), every activation is (R, rows, C), and one ``np.matmul`` on the stack does the
-matrix product of every run. Ten seeds then cost little more than one.
+backward needs. This module computes the *same layers* for R runs together: every parameter
+gets a leading run axis (``Stack``: ``params[name]`` is (R, ...)), every activation is
+(R, rows, C), and one numpy call (one ``np.matmul`` on the stack, ...) serves every run, so the
+per-call cost of numpy is paid once a step, not once a run. (At this model's sizes a step of
+one run is mostly arithmetic and memory traffic already: ``make bench`` prints the matmul floor.
+Ten runs in one stack cost about nine single runs; ``cache.cached_train_rl_many`` adds the
+second core.) Nothing is kept in the layers between a forward and its backward: ``forward``
+returns a tape that ``backward`` takes.
 
 What is computed, and how it stays each run's own:
 
@@ -32,12 +35,12 @@ plain loop): a Python float keeps a float32 array float32, a numpy float64 scala
 """
 import numpy as np
 
-from .model import TinyLM, _averager, attend, attend_backward
+from .model import TinyLM, _averager, _inverse_cdf, attend, attend_backward
 from .task import EOS, PROMPT_LEN
 
 __all__ = ["ROW_PAD", "ROW_ALIGN", "Stack", "Layout", "forward", "backward", "generate", "sample", "StackAdam"]
 
-ROW_PAD = 24          # rows after a run's last row in every matrix product (OpenBLAS's tail kernels: < 16)
+ROW_PAD = 24          # rows after a run's last row in every matrix product (OpenBLAS's tail block: < 12 rows)
 ROW_ALIGN = 48        # a run's rows start at the same offset modulo this (OpenBLAS's row blocks: 12)
 
 
@@ -65,9 +68,6 @@ class Stack:
         """Run ``r`` as a ``TinyLM`` (parameters copied)."""
         m = TinyLM(self.config, dtype=self.dtype)
         return m.load_state_dict({n: self.params[n][r].copy() for n in self.names})
-
-    def p(self, name):
-        return self.params[name]
 
 
 def _lin(x, st, name, bias=True):
@@ -182,7 +182,7 @@ def forward(st, lay):
     nh, C = cfg.n_head, cfg.n_embd
     hs = C // nh
     x = st.params["wte.w"][lay.run, lay.tokens] + st.params["wpe.w"][:, lay.positions]   # (R, N, C)
-    tape = {"x0": None, "blocks": []}
+    tape = {"blocks": []}
     mask_p, mask_s = _mask(cfg, 0, P, P), _mask(cfg, P, S, P + S)
     for i in range(cfg.n_layer):
         b = f"h.{i}."
@@ -322,12 +322,6 @@ def _decode(st, tokens, positions, kv, pos):
     return _lin(h, st, "lm_head", bias=False).reshape(R, B, T, -1)[:, :, -1]   # (R, B, V)
 
 
-def _draw(logits, temperature, u):
-    """``model._inverse_cdf`` on rows: one draw per row from softmax(logits / temperature)."""
-    from .model import _inverse_cdf
-    return _inverse_cdf(logits, temperature, u)
-
-
 def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=None, greedy=False):
     """Sample ``n_repeat`` answers to each prompt for every run: prompts (R, B0, T0) → answer
     tokens (R, B0·n_repeat, max_new_tokens), padded with ``$`` after each ``$``.
@@ -351,9 +345,8 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
     logits = _decode(st, toks, np.arange(T0), kv, 0)                           # (R, Bp, V)
     owner = np.tile(np.repeat(np.arange(B0), G), (R, 1))                       # (R, B) batch row, −1: ended
     owner[~active] = -1
-    temps = list(temperatures)
     for t in range(n):
-        parents, nexts = [], []
+        parents = []                                                           # (run, parent rows, next tokens)
         for r in np.flatnonzero(active):
             live = np.flatnonzero(owner[r] >= 0)
             lg = logits[r, owner[r, live]]
@@ -361,7 +354,7 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
                 tok = lg.argmax(axis=-1)
             else:
                 u = rngs[r].random((B, 1))[live]                               # one uniform per row, ended or not
-                tok = _draw(lg, temps[r], u)
+                tok = _inverse_cdf(lg, temperatures[r], u)                     # TinyLM.generate's draw
             out[r, live, t] = tok
             owner[r, live[tok == EOS]] = -1
             if t == n - 1 or (owner[r] < 0).all():
