@@ -281,16 +281,20 @@ def _train_runs(jobs, sft_cfg, counter=None):
     return len(jobs)
 
 
+MAX_STACK = 8             # runs in one stack at most (a run's stack memory: ~55 MB at 32 × 8 answers)
+
+
 def _chunks(todo, processes):
-    """The runs to train as jobs: runs of one ``shape_key`` together (PPO runs one a job), each
-    group split into ``processes`` near-equal parts, so that every process gets a share."""
+    """The runs to train as jobs: runs of one ``shape_key`` together, each group split into
+    near-equal parts, at least ``processes`` (so that every process gets a share) and of at
+    most ``MAX_STACK`` runs."""
     groups = {}
     for job in todo:
         key = shape_key(job[1])
         groups.setdefault(key, []).append(job)
     jobs = []
     for g in groups.values():
-        n = min(processes, len(g))
+        n = min(len(g), max(processes, -(-len(g) // MAX_STACK)))
         jobs += [g[i::n] for i in range(n)]
     return sorted(jobs, key=lambda j: -len(j) * j[0][1].steps)       # the longest first
 
