@@ -154,3 +154,15 @@ def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypat
     shutil.copy(tmp_path / cache._rl_name(rl2, a, 0), tmp_path / cache._rl_name(rl3, a, 0))
     _, h3 = cache.cached_train_rl(rl3, seed=0, sft_cfg=a, verbose=False)
     assert len(h2["accuracy"]) == 2 and len(h3["accuracy"]) == 3
+
+
+def test_jobs_group_runs_by_shape_and_cap_the_stack():
+    """cached_train_rl_many's jobs: each run once, runs of one job share ``shape_key``, no job
+    holds more than MAX_STACK runs, and a group is split over both processes."""
+    todo = ([(f"g{i}", T.RLConfig(), i) for i in range(19)]
+            + [(f"p{i}", T.RLConfig(algo="ppo", steps=25, mu=8), i) for i in range(3)])
+    jobs = cache._chunks(todo, 2)
+    assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
+    assert all(len({T.shape_key(c) for _, c, _ in job}) == 1 for job in jobs)
+    assert max(len(job) for job in jobs) <= cache.MAX_STACK
+    assert sum(1 for job in jobs if job[0][1].algo == "ppo") == 2      # 3 PPO runs: both processes
