@@ -83,8 +83,11 @@ def _lin_grads(st, name, x, dy, own, bias=True):
     (its sum over rows is taken slice by slice, in order, alone or not)."""
     gw = np.zeros_like(st.params[name + ".w"])
     for r, rows in enumerate(own):
-        for sl in rows:
-            gw[r] += x[r, sl].T @ dy[r, sl]
+        for i, sl in enumerate(rows):
+            if i:
+                gw[r] += x[r, sl].T @ dy[r, sl]
+            else:
+                np.matmul(x[r, sl].T, dy[r, sl], out=gw[r])
     st.grads[name + ".w"] = gw
     if bias:
         st.grads[name + ".b"] = dy.sum(axis=1)                  # pad rows are 0: the sum is the run's
@@ -259,8 +262,8 @@ def backward(st, lay, tape, drows, dvalues=None):
         _group_sum(lay, dk[..., :P, :], dkp)
         _group_sum(lay, dv[..., :P, :], dvp)
         dqkv = np.zeros((R, lay.N, 3 * C), st.dtype)
-        dqkv[:, :lay.n_pre] = _merge_qkv(dqp, dkp, dvp)
-        dqkv[:, lay.c0:] = _merge_qkv(dqs, dk[..., P:, :], dv[..., P:, :])
+        _merge_qkv(dqp, dkp, dvp, dqkv[:, :lay.n_pre])
+        _merge_qkv(dqs, dk[..., P:, :], dv[..., P:, :], dqkv[:, lay.c0:])
         da = _lin_grads(st, b + "attn.qkv", t["a"], dqkv, own)
         dx += _ln_backward(st, b + "ln1", da, t["ln1"])
     gpos = np.zeros_like(st.params["wpe.w"])
@@ -283,12 +286,11 @@ def _group_sum(lay, a, out):
     return out
 
 
-def _merge_qkv(dq, dk, dv):                                   # 3 × (R, B, nh, T, hs) → (R, B·T, 3C)
+def _merge_qkv(dq, dk, dv, out):                              # 3 × (R, B, nh, T, hs) → out (R, B·T, 3C)
     R, B, nh, T, hs = dq.shape
-    out = np.empty((R, B, T, 3, nh, hs), dq.dtype)
+    view = out.reshape(R, B, T, 3, nh, hs)                        # (a view: out's rows are contiguous)
     for i, d in enumerate((dq, dk, dv)):
-        out[:, :, :, i] = d.transpose(0, 1, 3, 2, 4)
-    return out.reshape(R, B * T, 3 * nh * hs)
+        view[:, :, :, i] = d.transpose(0, 1, 3, 2, 4)
 
 
 def _mask(cfg, pos, T, S):
