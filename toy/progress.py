@@ -26,11 +26,8 @@ def where():
     flag = os.environ.get("TOY_PROGRESS", "")
     if flag == "0":
         return None
-    try:
-        from IPython import get_ipython
-        ip = get_ipython()
-    except ImportError:                                   # pragma: no cover (IPython is a dependency)
-        ip = None
+    ipython = sys.modules.get("IPython")                 # not imported: not in a notebook (and no 0.5 s import)
+    ip = ipython.get_ipython() if ipython is not None else None
     kernel = getattr(ip, "kernel", None)
     if kernel is not None:                                # a Jupyter kernel
         return "jupyter" if flag == "1" or getattr(kernel, "_allow_stdin", False) else None
@@ -48,7 +45,7 @@ class Progress:
         self.total, self.what, self.unit = max(int(total), 1), what, unit
         self.after, self.every = after, every
         self.done, self.t0, self.drawn = 0, time.perf_counter(), 0.0
-        self.place = where()
+        self.place = where() if after != float("inf") else None
         self.handle = None
 
     def __enter__(self):

@@ -40,7 +40,7 @@ from .task import EOS, PROMPT_LEN
 
 __all__ = ["ROW_PAD", "ROW_ALIGN", "Stack", "Layout", "forward", "backward", "generate", "sample", "StackAdam"]
 
-ROW_PAD = 24          # rows after a run's last row in every matrix product (OpenBLAS's tail block: < 12 rows)
+ROW_PAD = 16          # rows after a run's last row in every matrix product (OpenBLAS's tail block: < 12 rows)
 ROW_ALIGN = 48        # a run's rows start at the same offset modulo this (OpenBLAS's row blocks: 12)
 
 
@@ -342,9 +342,10 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
     Bp = B0 + pad_p
     toks = np.full((R, Bp, T0), EOS, dtype=np.int64)
     toks[:, :B0] = prompts
-    kv = [{"k": np.zeros((R, Bp, nh, cfg.block_size, hs), st.dtype),
-           "v": np.zeros((R, Bp, nh, cfg.block_size, hs), st.dtype)} for _ in range(cfg.n_layer)]
-    logits = _decode(st, toks, np.arange(T0), kv, 0)                           # (R, Bp, V)
+    cap = max(Bp, B + ROW_PAD)                                                 # rows the caches can hold
+    bufs = [{"k": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype),
+             "v": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype)} for _ in range(cfg.n_layer)]
+    logits = _decode(st, toks, np.arange(T0), [{k: b[:, :Bp] for k, b in c.items()} for c in bufs], 0)  # (R, Bp, V)
     owner = np.tile(np.repeat(np.arange(B0), G), (R, 1))                       # (R, B) batch row, −1: ended
     owner[~active] = -1
     for t in range(n):
@@ -369,12 +370,14 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
         if not active.any():
             break
         Ub = max(len(p) for _, p, _ in parents) + ROW_PAD
-        par = np.zeros((R, Ub), dtype=np.int64)
         nxt = np.full((R, Ub), EOS, dtype=np.int64)
         for r, p, x in parents:
-            par[r, :len(p)], nxt[r, :len(p)] = p, x
-        run = np.arange(R)[:, None]
-        kv = [{name: buf[run, par] for name, buf in c.items()} for c in kv]
+            nxt[r, :len(p)] = x
+            if (p != np.arange(len(p))).any():                              # run r's rows moved: its caches follow
+                for c in bufs:
+                    for buf in c.values():
+                        buf[r, :len(p)] = buf[r, p]                             # (the rows after them: stale padding)
+        kv = [{k: b[:, :Ub] for k, b in c.items()} for c in bufs]
         logits = _decode(st, nxt[:, :, None], np.array([T0 + t]), kv, T0 + t)
     return out
 
