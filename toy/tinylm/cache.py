@@ -281,10 +281,13 @@ def _train_runs(jobs, sft_cfg, counter=None):
     return len(jobs)
 
 
-# runs in one stack at most: measured on one core (make bench's machine), 200-step GRPO runs cost
-# 67-70 ms a run-step alone, 67-72 in stacks of 2 and 76-84 in stacks of 5 (at these sizes a step is
-# arithmetic and memory traffic, and a bigger stack leaves the caches); a run's stack memory is ~55 MB
-MAX_STACK = 2
+# runs in one stack at most. Measured on the 2-core bench machine (GRPO, 32 prompts × 8 answers):
+# on one core a run-step costs 67-70 ms alone, 67-72 ms in a stack of 2 and 76-84 ms in a stack of 5
+# (a step is mostly arithmetic and memory traffic at these sizes; a bigger stack leaves the caches);
+# ten 200-step seeds on both cores took 44 s in stacks of 1 (as long as the code before stacks),
+# 47-52 s in stacks of 2 and 51-91 s in stacks of 5. So one run a job, two processes at a time;
+# train_rl_many stays available (each run bit for bit what it is alone). A run's stack: ~55 MB.
+MAX_STACK = 1
 
 
 def _chunks(todo, processes):
@@ -306,8 +309,9 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
     """``[cached_train_rl(rl_cfg, seed, sft_cfg) for rl_cfg, seed in runs]``, with the runs that
     are not cached yet trained together: runs whose configs share ``train.shape_key`` go through
     ``train_rl_many`` as one stack (each run bit for bit what it is alone), split over
-    ``processes`` worker processes; each process stores its runs in the disk cache. Where the
-    cache is not writable, everything is trained here. A progress bar counts the run-steps."""
+    ``processes`` worker processes, at most ``MAX_STACK`` runs a stack; each process stores its
+    runs in the disk cache. Where the cache is not writable, everything is trained here. A
+    progress bar counts the run-steps."""
     runs = [(rl_cfg or RLConfig(), int(seed)) for rl_cfg, seed in runs]
     for rl_cfg, _ in runs:
         if not isinstance(rl_cfg, RLConfig):
