@@ -109,8 +109,8 @@ def test_cached_rl_run(tmp_path, monkeypatch):
         np.testing.assert_array_equal(v, p2.state_dict()[k])
 
 
-@pytest.mark.parametrize("max_stack", [1, 8])
-def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monkeypatch, max_stack):
+@pytest.mark.parametrize("max_stack, processes", [(1, 2), (8, 1), (8, 2)])
+def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monkeypatch, max_stack, processes):
     """cached_train_rl_many trains the missing runs in two processes (one run a stack, or
     stacks of several); each result must equal train_rl run here, in this process, bit for bit
     (and a run listed twice is trained once)."""
@@ -119,7 +119,7 @@ def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monke
     sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     runs = [(T.RLConfig(steps=3, n_prompts=2, G=2), 0), (T.RLConfig(algo="rft", steps=3, n_prompts=2, G=2), 1),
             (T.RLConfig(steps=3, n_prompts=2, G=2, beta=0.1), 2), (T.RLConfig(steps=3, n_prompts=2, G=2), 0)]
-    got = cache.cached_train_rl_many(runs, sft_cfg=sft_cfg, processes=2)
+    got = cache.cached_train_rl_many(runs, sft_cfg=sft_cfg, processes=processes)
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 3
     sft = cache.warmup_model(sft_cfg, verbose=False)
     for (cfg, seed), (policy, hist) in zip(runs, got):

@@ -213,7 +213,7 @@ def warmup_model(cfg=None, verbose=True, rebuild=False):
     if hit is not None:
         return hit[0]
     if verbose:
-        print(f"training the SFT warm-up model ({cfg.steps} steps; about 15 s, once: then cached)")
+        print(f"training the SFT warm-up model ({cfg.steps} steps; about 10-20 s, once: then cached)")
     with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
         model, hist = sft_warmup(cfg, progress=bar)
     _store(name, model, meta={"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
