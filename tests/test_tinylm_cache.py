@@ -56,7 +56,7 @@ def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch
     cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     calls = []
     real = cache.sft_warmup
-    monkeypatch.setattr(cache, "sft_warmup", lambda c: calls.append(c) or real(c))
+    monkeypatch.setattr(cache, "sft_warmup", lambda c, **kw: calls.append(c) or real(c, **kw))
     with pytest.warns(RuntimeWarning, match="not usable"):
         m1 = cache.warmup_model(cfg, verbose=False)
     with warnings.catch_warnings():
@@ -109,14 +109,17 @@ def test_cached_rl_run(tmp_path, monkeypatch):
         np.testing.assert_array_equal(v, p2.state_dict()[k])
 
 
-def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monkeypatch):
-    """cached_train_rl_many trains the missing runs in two processes; each result must equal
-    train_rl run here, in this process, bit for bit (and a run listed twice is trained once)."""
+@pytest.mark.parametrize("max_stack, processes", [(1, 2), (8, 1), (8, 2)])
+def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monkeypatch, max_stack, processes):
+    """cached_train_rl_many trains the missing runs in two processes (one run a stack, or
+    stacks of several); each result must equal train_rl run here, in this process, bit for bit
+    (and a run listed twice is trained once)."""
     monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "MAX_STACK", max_stack)
     sft_cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     runs = [(T.RLConfig(steps=3, n_prompts=2, G=2), 0), (T.RLConfig(algo="rft", steps=3, n_prompts=2, G=2), 1),
             (T.RLConfig(steps=3, n_prompts=2, G=2, beta=0.1), 2), (T.RLConfig(steps=3, n_prompts=2, G=2), 0)]
-    got = cache.cached_train_rl_many(runs, sft_cfg=sft_cfg, processes=2)
+    got = cache.cached_train_rl_many(runs, sft_cfg=sft_cfg, processes=processes)
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 3
     sft = cache.warmup_model(sft_cfg, verbose=False)
     for (cfg, seed), (policy, hist) in zip(runs, got):
@@ -140,3 +143,45 @@ def test_the_arithmetic_is_part_of_the_cache_key(monkeypatch):
     assert cache.config_hash(cfg) != here
     monkeypatch.setattr(cache, "fingerprint", arithmetic.fingerprint)
     assert cache.config_hash(cfg) == here
+
+
+def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypatch, capsys):
+    """A cache file holds its key and configs: copied (or renamed) under the name of another
+    config's key, it is rebuilt, not loaded as that model (SFT and RL files alike)."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    a, b = T.SFTConfig(model=TINY, steps=2, batch_size=4), T.SFTConfig(model=TINY, steps=3, batch_size=4)
+    ma = cache.warmup_model(a, verbose=False)
+    (fa,) = tmp_path.glob("tinylm-sft-*.npz")
+    fb = tmp_path / f"tinylm-sft-{cache.config_hash(b)}.npz"
+    shutil.copy(fa, fb)                                        # a's model under b's name
+    mb = cache.warmup_model(b, verbose=True)
+    assert "holds another model" in capsys.readouterr().out
+    want, _ = T.sft_warmup(b)
+    for k, v in want.state_dict().items():
+        np.testing.assert_array_equal(mb.state_dict()[k], v, err_msg=k)
+    assert not all(np.array_equal(v, ma.state_dict()[k]) for k, v in mb.state_dict().items())
+    m2 = cache.warmup_model(b, verbose=False)                  # the rebuilt file now loads
+    for k, v in want.state_dict().items():
+        np.testing.assert_array_equal(m2.state_dict()[k], v, err_msg=k)
+    # an RL run: a 2-step run's file under the name of a 3-step run (other key, other history)
+    rl2, rl3 = T.RLConfig(steps=2, n_prompts=2, G=2), T.RLConfig(steps=3, n_prompts=2, G=2)
+    _, h2 = cache.cached_train_rl(rl2, seed=0, sft_cfg=a, verbose=False)
+    shutil.copy(tmp_path / cache._rl_name(rl2, a, 0), tmp_path / cache._rl_name(rl3, a, 0))
+    _, h3 = cache.cached_train_rl(rl3, seed=0, sft_cfg=a, verbose=False)
+    assert len(h2["accuracy"]) == 2 and len(h3["accuracy"]) == 3
+
+
+def test_jobs_group_runs_by_shape_and_cap_the_stack(monkeypatch):
+    """cached_train_rl_many's jobs: each run once, runs of one job share ``shape_key``, no job
+    holds more than MAX_STACK runs, and a group is split over both processes."""
+    todo = ([(f"g{i}", T.RLConfig(), i) for i in range(19)]
+            + [(f"p{i}", T.RLConfig(algo="ppo", steps=25, mu=8), i) for i in range(3)])
+    jobs = cache._chunks(todo, 2)
+    assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
+    assert all(len({T.shape_key(c) for _, c, _ in job}) == 1 for job in jobs)
+    assert max(len(job) for job in jobs) <= cache.MAX_STACK
+    assert sum(1 for job in jobs if job[0][1].algo == "ppo") >= 2     # 3 PPO runs: both processes
+    monkeypatch.setattr(cache, "MAX_STACK", 8)                          # bigger stacks: still every run once
+    jobs = cache._chunks(todo, 2)
+    assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
+    assert max(len(job) for job in jobs) <= 8 and len(jobs) % 2 == 0

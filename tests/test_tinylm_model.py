@@ -1,6 +1,7 @@
-"""Tests of toy.tinylm.model and toy.tinylm.fast: every layer's backward and the whole loss's
-gradient against finite differences, KV-cache sampling against recomputing every step, and
-each speed path of toy.tinylm.fast against the plain path it replaces."""
+"""Tests of toy.tinylm.model: every layer's backward and the whole loss's gradient against
+finite differences, KV-cache sampling (the textbook loop and the speed path
+``toy.tinylm.runs.sample``) against recomputing every step. (The stacked training path is
+checked against this model in tests/test_tinylm_runs.py.)"""
 import re
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 from toy import rl
 from toy.prob import sample_categorical
-from toy.tinylm import fast, task
+from toy.tinylm import runs, task
 from toy.tinylm import model as M
 
 # a tiny model (~2k parameters) keeps finite differences fast; init_std 0.5 makes every path matter
@@ -123,32 +124,38 @@ def _recompute_every_step(m, prompts, n, rng=None, temperature=1.0, greedy=False
 
 @pytest.mark.parametrize("plain", [True, False])
 def test_generate_equals_recomputing_every_step(plain):
-    """KV-cache sampling, the plain loop and fast.generate (each distinct unfinished sequence
-    once, ended rows out of the batch) alike, draws the samples of the reference that runs the
-    whole batch through the model at every step, from its logits up to float rounding."""
+    """KV-cache sampling, the textbook loop (``generate``) and the speed path (``runs.sample``:
+    each distinct unfinished sequence once, ended rows out of the batch) alike, draws the samples
+    of the reference that runs the whole batch through the model at every step (the loop: from
+    its logits up to float rounding)."""
     m = M.TinyLM(TINY, seed=3)
     _, prompts = task.make_prompts(6, np.random.default_rng(0))
     n = m.config.block_size - prompts.shape[1]
     for kw in ({"temperature": 1.5, "n_repeat": 4}, {"temperature": 0.7}, {"greedy": True, "n_repeat": 2}):
         rng = lambda: None if kw.get("greedy") else np.random.default_rng(2)  # noqa: E731
-        out, logits = m.generate(prompts, 16, rng(), return_logits=True, plain=plain, **kw)
         ref, ref_logits = _recompute_every_step(m, prompts, n, rng(), **kw)
+        if plain:
+            out, logits = m.generate(prompts, 16, rng(), return_logits=True, **kw)
+            np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-5, err_msg=str(kw))
+        else:
+            out = runs.sample(m, prompts, 16, rng(), **kw)
         np.testing.assert_array_equal(out, ref, err_msg=str(kw))
-        np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-5, err_msg=str(kw))
         if kw.get("n_repeat") == 4:
             assert len(set((out == task.EOS).argmax(axis=1))) > 1    # rows did end at different steps
 
 
-def test_fast_generate_equals_plain():
-    """fast.generate against the plain KV-cache loop on a larger batch: the same tokens."""
+def test_sample_equals_generate():
+    """``runs.sample`` against the textbook KV-cache loop on a larger batch: the same tokens,
+    and the generator left in the same state."""
     m = M.TinyLM(TINY, seed=3)
     _, prompts = task.make_prompts(16, np.random.default_rng(0))
     for kw in ({"n_repeat": 3}, {"temperature": 2.0}):
-        a, la = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True, **kw)
-        b, lb = m.generate(prompts, 16, np.random.default_rng(7), return_logits=True, plain=True, **kw)
-        np.testing.assert_array_equal(a, b)
-        np.testing.assert_allclose(la, lb, rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(m.generate(prompts, 16, greedy=True), m.generate(prompts, 16, greedy=True, plain=True))
+        r1, r2 = np.random.default_rng(7), np.random.default_rng(7)
+        np.testing.assert_array_equal(runs.sample(m, prompts, 16, r1, **kw), m.generate(prompts, 16, r2, **kw))
+        assert r1.random() == r2.random()
+    np.testing.assert_array_equal(runs.sample(m, prompts, 16, greedy=True), m.generate(prompts, 16, greedy=True))
+    with pytest.raises(ValueError, match="rng"):
+        runs.sample(m, prompts, 4)
 
 
 def test_generate_pads_after_eos_and_logprobs_shape():
@@ -166,61 +173,9 @@ def test_generate_pads_after_eos_and_logprobs_shape():
         m.generate(prompts, 4)
 
 
-# ----------------------------------------------------------------------------- fast.py against the plain path
 def _grouped_seqs(rng, B0=3, G=4, P=5, T=9):
     pre = np.repeat(rng.integers(0, 15, size=(B0, P)), G, axis=0)
     return np.concatenate([pre, rng.integers(0, 15, size=(B0 * G, T - P))], axis=1)
-
-
-def test_shared_prefix_forward_backward_equal_unshared():
-    """Computing each group's prompt once (shared_prefix, group_size) gives the same logits,
-    values and gradients as the plain forward, in float64 to rounding."""
-    rng = np.random.default_rng(0)
-    m = M.TinyLM(TINY, seed=1, dtype=np.float64).add_value_head()
-    m.value.params["w"] = rng.normal(size=(TINY.n_embd, 1))
-    seqs = _grouped_seqs(rng)
-    dl, dv = rng.normal(size=seqs.shape + (15,)), rng.normal(size=seqs.shape)
-    l1, v1 = m.forward(seqs, value=True)
-    m.backward(dl, dv)
-    g1 = {k: v.copy() for k, v in m.named_grads().items()}
-    l2, v2 = m.forward(seqs, value=True, shared_prefix=5, group_size=4)
-    m.backward(dl, dv)
-    np.testing.assert_allclose(l2, l1, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(v2, v1, rtol=1e-12, atol=1e-12)
-    for k, g in m.named_grads().items():
-        np.testing.assert_allclose(g, g1[k], rtol=1e-10, atol=1e-12, err_msg=k)
-    np.testing.assert_allclose(m.logprobs(seqs, shared_prefix=5, group_size=4), m.logprobs(seqs),
-                               rtol=1e-12, atol=1e-12)
-    # groups of unequal sizes (3 + 4 + 5 rows) work the same way
-    sizes = np.array([3, 4, 5])
-    seqs2 = np.concatenate([np.repeat(seqs[[0, 4, 8], :5], sizes, axis=0), seqs[:, 5:]], axis=1)
-    l3, v3 = m.forward(seqs2, value=True)
-    m.backward(dl, dv)
-    g3 = {k: v.copy() for k, v in m.named_grads().items()}
-    l4, v4 = m.forward(seqs2, value=True, shared_prefix=5, group_size=sizes)
-    m.backward(dl, dv)
-    np.testing.assert_allclose(l4, l3, rtol=1e-12, atol=1e-12)
-    for k, g in m.named_grads().items():
-        np.testing.assert_allclose(g, g3[k], rtol=1e-10, atol=1e-12, err_msg=k)
-    # without dvalues (GRPO on a model with a value head) the value head's gradient is 0
-    m.forward(seqs, value=True)
-    m.backward(dl, dv)                                       # (a non-zero value-head gradient)
-    m.forward(seqs, shared_prefix=5, group_size=4)
-    m.backward(dl)
-    g5 = {k: v.copy() for k, v in m.named_grads().items()}
-    m.forward(seqs, value=True)
-    m.backward(dl, dv)
-    m.forward(seqs)
-    m.backward(dl)
-    assert not g5["value.w"].any() and not m.named_grads()["value.w"].any()
-    for k, g in m.named_grads().items():
-        np.testing.assert_allclose(g5[k], g, rtol=1e-10, atol=1e-12, err_msg=k)
-    bad = seqs.copy()
-    bad[1, 2] = (bad[1, 2] + 1) % 15
-    with pytest.raises(ValueError, match="share their first"):
-        m.forward(bad, shared_prefix=5, group_size=4)
-    with pytest.raises(ValueError, match="group_size"):
-        m.forward(seqs, shared_prefix=5, group_size=5)
 
 
 def test_float32_stays_float32():
@@ -228,32 +183,13 @@ def test_float32_stays_float32():
     m = M.TinyLM(TINY, seed=0)
     rng = np.random.default_rng(0)
     seqs = _grouped_seqs(rng)
-    for share in ({}, {"shared_prefix": 5, "group_size": 4}):
-        logits = m.forward(seqs, **share)
-        assert logits.dtype == np.float32
-        m.backward(rng.normal(size=logits.shape))
-        assert all(g.dtype == np.float32 for g in m.named_grads().values())
+    logits = m.forward(seqs)
+    assert logits.dtype == np.float32
+    m.backward(rng.normal(size=logits.shape))
+    assert all(g.dtype == np.float32 for g in m.named_grads().values())
     for layer in m.h[0].attn.saved[-1]:
         assert layer.dtype == np.float32
 
-
-
-def test_flat_rows_hold_each_prefix_once():
-    """fast.flat keeps each group's prefix once (or, for a gradient, their sum); unflat inverts it."""
-    rng = np.random.default_rng(0)
-    sizes = np.array([2, 1, 3])
-    a = rng.normal(size=(6, 4, 2))
-    a[:, :3] = np.repeat(a[[0, 2, 3], :3], sizes, axis=0)    # groups share their first 3 positions
-    share = fast.shared_rows(np.zeros((6, 4), int), 3, sizes)
-    x = fast.flat(a, share)
-    assert x.shape == (3 * 3 + 6 * 1, 2)
-    np.testing.assert_array_equal(fast.unflat(x, share), a)
-    g = fast.flat(a, share, grad=True)
-    np.testing.assert_array_equal(g[3:6], a[2, :3])              # a group of 1: its own rows
-    np.testing.assert_allclose(g[6:9], a[3:6, :3].sum(axis=0))  # a group of 3: the sum of its copies
-    np.testing.assert_array_equal(g[9:], a[:, 3])
-    assert fast.shared_rows(np.zeros((6, 4), int), 0, 2) is None        # nothing shared: the plain path
-    assert fast.shared_rows(np.zeros((6, 4), int), 3, 1) is None
 
 
 def test_parameters_are_named_after_the_layers():
@@ -307,7 +243,6 @@ BAD_INPUTS = [
     (_LM.generate, ([[1, 2]], 0, _RNG), {}, "max_new_tokens"),
     (_LM.generate, ([[1, 2]], 3, _RNG), {"n_repeat": 0}, "n_repeat"),
     (_LM.generate, ([[1, 2]], 3, _RNG), {"greedy": "no"}, "greedy"),
-    (_LM.generate, ([[1, 2]], 3, _RNG), {"plain": 1}, "plain"),
     (_LM.generate, ([[1, 99]], 3, _RNG), {}, "prefix"),
     (_LM.generate, ([1, 2], 3, _RNG), {}, "prefix"),
     (M.Adam, (-1,), {}, "lr"),

@@ -110,6 +110,19 @@ def _recording_adam(monkeypatch):
     return used
 
 
+def _recording_stack_adam(monkeypatch):
+    """Record the runs of every step of train_rl's optimiser (``runs.StackAdam``)."""
+    used = []
+    real = T.runs.StackAdam.step
+
+    def step(self, st, runs):
+        used.append(list(runs))
+        return real(self, st, runs)
+
+    monkeypatch.setattr(T.runs.StackAdam, "step", step)
+    return used
+
+
 def test_sft_warmup_steps_lr_sequence_and_callback(monkeypatch):
     used = _recording_adam(monkeypatch)
     seen = []
@@ -225,7 +238,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     """In ``train_rl`` (PPO) every update of a batch gets the normalised advantages of R − V(π_old),
     and the value loss is ½·token-mean of (V − R)², R each answer's reward, at every step."""
     rollouts, targets, calls = [], [], []
-    real_rollout, real_targets, real_loss = T.rollout, T._ppo_targets, T.rl.policy_loss
+    real_rollout, real_targets, real_loss = T._scored, T._ppo_targets, T.rl.policy_loss
 
     def rec_rollout(*a, **k):
         rollouts.append(real_rollout(*a, **k))
@@ -239,7 +252,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
         calls.append((np.array(adv), mask))
         return real_loss(logp, old_logp, adv, mask, *a, **k)
 
-    monkeypatch.setattr(T, "rollout", rec_rollout)
+    monkeypatch.setattr(T, "_scored", rec_rollout)
     monkeypatch.setattr(T, "_ppo_targets", rec_targets)
     monkeypatch.setattr(T.rl, "policy_loss", rec_loss)
     m = sft_model
@@ -292,8 +305,8 @@ def test_curriculum_sampler_update_and_draws_naive():
 
 def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sft_model):
     rollouts = []
-    real_rollout = T.rollout
-    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+    real_rollout = T._scored
+    monkeypatch.setattr(T, "_scored", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
     pool = task.make_prompts(12, np.random.default_rng(0))[0]
     s = T.CurriculumSampler(pool)
     T.train_rl(sft_model, T.RLConfig(steps=1, n_prompts=8, G=8), seed=0, prompt_sampler=s)
@@ -314,8 +327,8 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
     ``policy_loss``, against a loop over the groups of each step's rollout: GRPO / Dr. GRPO apply
     ``toy.rl``'s advantage to each prompt's G rewards; RFT keeps the right answers with A = 1."""
     rollouts, calls = [], []
-    real_rollout, real_loss = T.rollout, T.rl.policy_loss
-    monkeypatch.setattr(T, "rollout", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
+    real_rollout, real_loss = T._scored, T.rl.policy_loss
+    monkeypatch.setattr(T, "_scored", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
 
     def rec_loss(logp, old_logp, adv, mask, lt, eps_low, eps_high, beta, ref_logp, ml):
         calls.append((np.array(adv), np.array(mask), lt, ml))
@@ -405,7 +418,7 @@ def test_distinct_rows_give_the_full_batch_loss_and_gradient():
     rows = T.DistinctRows(seqs, adv != 0)
     assert len(rows.seqs) == 7                                               # 8 needed, 1 repeat
     np.testing.assert_array_equal(rows.seqs[rows.index[adv != 0]], seqs[adv != 0])
-    lp_u, probs_u = M.token_logprobs(m.forward(rows.seqs[:, :-1], **rows.share), rows.seqs[:, 1:])
+    lp_u, probs_u = M.token_logprobs(m.forward(rows.seqs[:, :-1]), rows.seqs[:, 1:])
     lp2 = rows.expand(lp_u)
     loss2, dlp2 = rl.policy_loss(lp2, lp2.copy(), adv, mask, "grpo")
     m.backward(M.token_logprobs_backward(probs_u, rows.seqs[:, 1:], rows.reduce(dlp2)))
@@ -498,7 +511,7 @@ def test_minibatch_epochs_match_a_naive_loop(monkeypatch, algo, kw):
     cfg = T.RLConfig(algo=algo, steps=1, n_prompts=4, G=4, mu=2, n_minibatches=3, lr=1e-2, **kw)
     want, n_steps = _naive_minibatch_step(m, cfg, seed=3)
     full, _ = T.train_rl(m, dataclasses.replace(cfg, n_minibatches=1), seed=3, reward_fn=_half)
-    used = _recording_adam(monkeypatch)
+    used = _recording_stack_adam(monkeypatch)
     got, h = T.train_rl(m, cfg, seed=3, reward_fn=_half)
     assert 0 < h["reward"][0] < 1 and len(used) == n_steps == 6
     for k, v in want.state_dict().items():    # float64 rounding, amplified where Adam divides a tiny gradient by its size
@@ -591,8 +604,8 @@ def test_lm_ppo_kl_is_log_pi_old_minus_log_pi_ref_on_the_sampled_tokens(monkeypa
     cfg = T.RLConfig(algo="ppo", steps=2, n_prompts=4, G=4, kl_coef=0.2, kl_clamp=False, lr=1e-2)
     reward_fn = lambda ans, digits: ((ans[:, 0] + ans[:, 1]) % 2).astype(float)   # about half the answers
     after_one, _ = T.train_rl(m, dataclasses.replace(cfg, steps=1), seed=0, reward_fn=reward_fn)
-    got, real_rollout, real_shaped = {}, T.rollout, rl.kl_shaped_rewards
-    monkeypatch.setattr(T, "rollout", lambda *a, **k: got.setdefault("ro", []).append(real_rollout(*a, **k)) or got["ro"][-1])
+    got, real_rollout, real_shaped = {}, T._scored, rl.kl_shaped_rewards
+    monkeypatch.setattr(T, "_scored", lambda *a, **k: got.setdefault("ro", []).append(real_rollout(*a, **k)) or got["ro"][-1])
     monkeypatch.setattr(rl, "kl_shaped_rewards", lambda kl, *a: got.setdefault("kl", []).append(kl) or real_shaped(kl, *a))
     _, h = T.train_rl(m, cfg, seed=0, reward_fn=reward_fn)
     ro = got["ro"][1]                                       # the second step samples from after_one

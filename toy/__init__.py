@@ -29,15 +29,16 @@ The three worlds (each: an environment or model, and its trainers):
   ``toy.arith_train`` (STaR, REINFORCE, GRPO/DAPO through ``rl.policy_loss``),
   ``toy.arith_variant`` (the rare-method world of §II.6).
 - Part III, the thinking model: ``toy.tinylm`` (task, a textbook transformer in ``model`` and its
-  speed paths in ``fast``, SFT and GRPO / Dr. GRPO / RFT / PPO in ``train``, evals, rewards, the
-  disk cache); ``toy.length_toy`` (§III.4's length bias).
+  speed path in ``runs``, many runs at once, SFT and GRPO / Dr. GRPO / RFT / PPO in ``train``,
+  evals, rewards, the disk cache); ``toy.length_toy`` (§III.4's length bias).
 
 The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sliders, live and
 static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
 ``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
 to what the prose shows), ``toy.numerics()`` (which arithmetic this process computes with: the
-book's reference, or not and why; ``toy.arithmetic``), ``toy.parallel`` (independent seeded runs on both cores, the same
-numbers as one after another).
+book's reference, or not and why; ``toy.arithmetic``), ``toy.parallel`` (independent seeded
+runs on both cores, the same numbers as one after another), ``toy.progress`` (a progress bar
+only a person running the notebook sees).
 """
 from ._blas import one_blas_thread
 from .arithmetic import numerics, warn_once as _warn_off_reference

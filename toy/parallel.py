@@ -13,12 +13,28 @@ from ._check_args import function, integer
 __all__ = ["starmap"]
 
 
-def starmap(fn, args, processes=2):
-    """``[fn(*a) for a in args]``, ``processes`` at a time (``fn`` and the results must pickle)."""
+def starmap(fn, args, processes=2, poll=None):
+    """``[fn(*a) for a in args]``, ``processes`` at a time (``fn`` and the results must pickle).
+    ``poll()``, if given, is called about every 0.25 s while the workers run (e.g. to move a
+    progress bar) and once at the end."""
     function(fn, "fn")
     processes = integer(processes, "processes", lo=1)
+    if poll is not None:
+        function(poll, "poll")
     args = [tuple(a) for a in args]
     if processes == 1 or len(args) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [fn(*a) for a in args]
+        out = []
+        for a in args:
+            out.append(fn(*a))
+            if poll is not None:
+                poll()
+        return out
     with multiprocessing.get_context("fork").Pool(min(int(processes), len(args))) as pool:
-        return pool.starmap(fn, args, chunksize=1)
+        res = pool.starmap_async(fn, args, chunksize=1)
+        while poll is not None and not res.ready():
+            res.wait(0.25)
+            poll()
+        out = res.get()
+    if poll is not None:
+        poll()
+    return out

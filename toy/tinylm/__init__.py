@@ -3,8 +3,10 @@ RL on a right/wrong reward alone, to think before it answers.
 
 - ``toy.tinylm.task``      the task (sum 10 digits, say the units digit), tokenizer, teacher, verifier
 - ``toy.tinylm.model``     the transformer (hand-written backward per layer), KV-cache sampling, Adam
-- ``toy.tinylm.fast``      its speed paths: each GRPO prompt once per group, each distinct answer once
-- ``toy.tinylm.train``     SFT warm-up; RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path
+- ``toy.tinylm.runs``      the speed path: R runs at once (stacked parameters), each GRPO prompt
+                           once per group, each distinct answer once
+- ``toy.tinylm.train``     SFT warm-up; RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path;
+                           ``train_rl_many``: many runs at once, each equal to the run alone
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
 - ``toy.tinylm.cache``     the SFT model cached on disk (``warmup_model()``)
 
@@ -19,8 +21,8 @@ Typical use::
     tinylm.pass_at_k_curve(policy), tinylm.thinking_budget(policy)
 
 Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positions).
-Speed, on one core: SFT warm-up ~18 s; 200 GRPO steps (32 prompts × 8 answers) ~15 s
-(see ``toy.tinylm.fast`` for how).
+Speed: ``make bench`` prints the current times (one 200-step GRPO run on one core, ten seeds
+through ``cached_train_rl_many``, the matmul floor of a step).
 """
 from .cache import cache_dir, cached_train_rl, cached_train_rl_many, load_model, save_model, warmup_model
 from .evals import evaluate, pass_at_k_curve, thinking_budget
@@ -28,12 +30,12 @@ from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
 from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollout, sft_warmup,
-                    train_rl)
+                    train_rl, train_rl_many)
 
 __all__ = [
     "cache_dir", "cached_train_rl", "cached_train_rl_many", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",
     "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "sft_warmup",
-    "train_rl",
+    "train_rl", "train_rl_many",
 ]

@@ -10,8 +10,9 @@ with other kernels is never loaded, and two checkouts of different code never sh
 The cache directory is ``$TOY_CACHE_DIR`` if set, else ``~/.cache/rl-by-hand/``; it is never
 committed. Files are written atomically (a temporary file in the same directory, then
 ``os.replace``), with mode 0644, so two notebooks running at once never read half a file and
-a shared cache works; a missing, truncated or otherwise unreadable file is rebuilt. Files are
-read with ``allow_pickle=False``. Where the directory cannot be created or written (read-only,
+a shared cache works; a missing, truncated or otherwise unreadable file is rebuilt, and so is
+a file whose stored key and configs are not those asked for (a file copied or renamed under
+another key's name never loads as that model). Files are read with ``allow_pickle=False``. Where the directory cannot be created or written (read-only,
 or the path is a file), one warning is given and the model is kept in memory for the rest of
 the process instead.
 """
@@ -29,8 +30,9 @@ import numpy as np
 
 from ..arithmetic import fingerprint
 from ..parallel import starmap
+from ..progress import Progress
 from .model import ModelConfig, TinyLM
-from .train import RLConfig, SFTConfig, sft_warmup, train_rl
+from .train import RLConfig, SFTConfig, sft_warmup, shape_key, train_rl, train_rl_many
 
 __all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
            "cached_train_rl", "cached_train_rl_many"]
@@ -179,8 +181,10 @@ def _store(name, model, meta, arrays=None):
                          {k: np.asarray(v, dtype=float).copy() for k, v in (arrays or {}).items()})
 
 
-def _fetch(name, verbose):
-    """The cached ``(model, arrays)`` for ``name`` from memory or disk, or None."""
+def _fetch(name, verbose, expect=None):
+    """The cached ``(model, arrays)`` for ``name`` from memory or disk, or None. A file is used
+    only if its meta data holds ``key == name`` and the items of ``expect`` (the configs that
+    made it): a file copied under another key's name is rebuilt, not loaded."""
     if name in _memory:
         state, cfg, arrays = _memory[name]
         return TinyLM(cfg).load_state_dict({k: v.copy() for k, v in state.items()}), dict(arrays)
@@ -188,7 +192,11 @@ def _fetch(name, verbose):
     if not path.is_file():
         return None
     try:
-        model, _, arrays = load_model(path, with_arrays=True)
+        model, meta, arrays = load_model(path, with_arrays=True)
+        want = {"key": name, **_jsonable(expect or {})}
+        wrong = sorted(k for k, v in want.items() if meta.get(k) != v)
+        if wrong:
+            raise ValueError(f"{path} holds another model (its {', '.join(wrong)} differ from the key's)")
         return model, arrays
     except ValueError as e:
         if verbose:
@@ -196,18 +204,24 @@ def _fetch(name, verbose):
         return None
 
 
+def _jsonable(d):
+    """``d`` as it reads back from a file's JSON meta data (tuples become lists, ...)."""
+    return json.loads(json.dumps(d, sort_keys=True))
+
+
 def warmup_model(cfg=None, verbose=True, rebuild=False):
     """The SFT warm-up model for ``cfg`` (default ``SFTConfig()``): loaded from the cache, or
     trained with ``sft_warmup`` and cached (on a miss, a bad file, or ``rebuild=True``)."""
     cfg = cfg or SFTConfig()
     name = f"tinylm-sft-{config_hash(cfg)}.npz"
-    hit = None if rebuild else _fetch(name, verbose)
+    hit = None if rebuild else _fetch(name, verbose, {"sft_config": asdict(cfg)})
     if hit is not None:
         return hit[0]
     if verbose:
-        print(f"training the SFT warm-up model ({cfg.steps} steps)")
-    model, hist = sft_warmup(cfg)
-    _store(name, model, meta={"sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
+        print(f"training the SFT warm-up model ({cfg.steps} steps; about 10-20 s, once: then cached)")
+    with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
+        model, hist = sft_warmup(cfg, progress=bar)
+    _store(name, model, meta={"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
     return model
 
 
@@ -222,15 +236,24 @@ def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=Fal
     ``callback`` only sees the steps of a run that is actually computed."""
     rl_cfg, sft_cfg = rl_cfg or RLConfig(), sft_cfg or SFTConfig()
     name = _rl_name(rl_cfg, sft_cfg, seed)
-    hit = None if rebuild else _fetch(name, verbose)
+    hit = None if rebuild else _fetch(name, verbose, _rl_meta(rl_cfg, sft_cfg, seed))
     if hit is not None and hit[1]:
         return hit
     sft = warmup_model(sft_cfg, verbose=verbose)
     if verbose:
         print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed})")
-    policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback)
+    with Progress(rl_cfg.steps, f"{rl_cfg.algo}, seed {seed} (cached after this run)", "steps") as bar:
+        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback, progress=bar)
+    return _store_run(name, rl_cfg, sft_cfg, seed, policy, hist)
+
+
+def _rl_meta(rl_cfg, sft_cfg, seed):
+    return {"rl_config": asdict(rl_cfg), "sft_config": asdict(sft_cfg), "seed": int(seed)}
+
+
+def _store_run(name, rl_cfg, sft_cfg, seed, policy, hist):
     hist = {k: np.asarray(v, dtype=float) for k, v in hist.items()}
-    _store(name, policy, meta={"rl_config": asdict(rl_cfg), "seed": seed}, arrays=hist)
+    _store(name, policy, meta={"key": name, **_rl_meta(rl_cfg, sft_cfg, seed)}, arrays=hist)
     return policy, hist
 
 
@@ -244,16 +267,56 @@ def _writable():
     return not _memory and d.is_dir() and os.access(d, os.W_OK)
 
 
-def _train_one(rl_cfg, seed, sft_cfg):
-    cached_train_rl(rl_cfg, seed, sft_cfg, verbose=False)  # stores the run; nothing is sent back
+def _train_runs(jobs, sft_cfg, counter=None):
+    """Train the runs ``jobs`` [(name, config, seed)] (one ``shape_key``) together with
+    ``train_rl_many`` and store each; ``counter`` (a shared integer, or a ``Progress``) counts
+    run-steps for the progress bar. Returns the number of runs stored."""
+    sft = warmup_model(sft_cfg, verbose=False)
+
+    class _Count:
+        def update(self, n):
+            if isinstance(counter, Progress):
+                counter.update(n)
+            elif counter is not None:
+                with counter.get_lock():
+                    counter.value += n
+    got = train_rl_many(sft, [c for _, c, _ in jobs], [s for _, _, s in jobs], progress=_Count())
+    for (name, c, s), (policy, hist) in zip(jobs, got):
+        _store_run(name, c, sft_cfg, s, policy, hist)
+    return len(jobs)
+
+
+# runs in one stack at most. Measured on the 2-core bench machine (GRPO, 32 prompts × 8 answers):
+# on one core a run-step costs 67-70 ms alone, 67-72 ms in a stack of 2 and 76-84 ms in a stack of 5
+# (a step is mostly arithmetic and memory traffic at these sizes; a bigger stack leaves the caches);
+# ten 200-step seeds on both cores took 44 s in stacks of 1 (as long as the code before stacks),
+# 47-52 s in stacks of 2 and 51-91 s in stacks of 5. So one run a job, two processes at a time;
+# train_rl_many stays available (each run bit for bit what it is alone). A run's stack: ~55 MB.
+MAX_STACK = 1
+
+
+def _chunks(todo, processes):
+    """The runs to train as jobs: runs of one ``shape_key`` together, each group split into
+    near-equal parts of at most ``MAX_STACK`` runs, their number a multiple of ``processes``
+    (so that the processes get equal shares)."""
+    groups = {}
+    for job in todo:
+        key = shape_key(job[1])
+        groups.setdefault(key, []).append(job)
+    jobs = []
+    for g in groups.values():
+        n = min(len(g), processes * -(-len(g) // (processes * MAX_STACK)))
+        jobs += [g[i::n] for i in range(n)]
+    return sorted(jobs, key=lambda j: -len(j) * j[0][1].steps)       # the longest first
 
 
 def cached_train_rl_many(runs, sft_cfg=None, processes=2):
     """``[cached_train_rl(rl_cfg, seed, sft_cfg) for rl_cfg, seed in runs]``, with the runs that
-    are not cached yet trained ``processes`` at a time, each in its own process (the runs are
-    independent, and each process stores its run in the disk cache, so the results are those of
-    one run after another, bit for bit). Falls back to one process where the cache is not
-    writable (the runs could not be handed back)."""
+    are not cached yet trained together: runs whose configs share ``train.shape_key`` go through
+    ``train_rl_many`` as one stack (each run bit for bit what it is alone), split over
+    ``processes`` worker processes, at most ``MAX_STACK`` runs a stack; each process stores its
+    runs in the disk cache. Where the cache is not writable, everything is trained here. A
+    progress bar counts the run-steps."""
     runs = [(rl_cfg or RLConfig(), int(seed)) for rl_cfg, seed in runs]
     for rl_cfg, _ in runs:
         if not isinstance(rl_cfg, RLConfig):
@@ -262,11 +325,36 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
     todo = {}                                                 # cache file name → (config, seed), once each
     for c, s in runs:
         name = _rl_name(c, sft_cfg, s)
-        if name not in todo and _fetch(name, False) is None:
+        if name not in todo and _fetch(name, False, _rl_meta(c, sft_cfg, s)) is None:
             todo[name] = (c, s)
-    todo = list(todo.values())
-    if len(todo) > 1 and _writable():
+    todo = [(name, c, s) for name, (c, s) in todo.items()]
+    if todo:
         warmup_model(sft_cfg, verbose=False)                  # trained (or loaded) once, before the fork
-        starmap(_train_one, [(c, s, sft_cfg) for c, s in todo], processes)
+        total = sum(c.steps for _, c, _ in todo)
+        with Progress(total, f"training {len(todo)} runs (cached after this)", "run-steps") as bar:
+            if _writable() and processes > 1 and len(todo) > 1:
+                _in_workers(_chunks(todo, processes), sft_cfg, processes, bar)
+            else:
+                for job in _chunks(todo, 1):
+                    _train_runs(job, sft_cfg, bar)
     return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
 
+
+def _in_workers(jobs, sft_cfg, processes, bar):
+    """``_train_runs`` of every job, ``processes`` at a time (``toy.parallel.starmap``), while
+    this process moves the progress bar from a counter the workers share."""
+    import multiprocessing
+    global _COUNTER
+    _COUNTER = multiprocessing.get_context("fork").Value("q", 0) if "fork" in multiprocessing.get_all_start_methods() else None
+    try:
+        starmap(_train_job, [(job, sft_cfg) for job in jobs], processes,
+                poll=lambda: bar.update((_COUNTER.value if _COUNTER is not None else bar.done) - bar.done))
+    finally:
+        _COUNTER = None
+
+
+_COUNTER = None
+
+
+def _train_job(job, sft_cfg):
+    return _train_runs(job, sft_cfg, _COUNTER)

@@ -6,10 +6,19 @@ from ..metrics import pass_at_k
 from ..prob import sample_categorical
 from .._blas import single_thread_blas
 from .._check_args import flag, has_methods, int_array, integer, real, seed as check_seed
+from . import runs
+from .model import TinyLM
 from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, _digits, make_prompts, n_digits, prompts_of,
                    true_answers, verify_tokens)
 
 __all__ = ["evaluate", "pass_at_k_curve", "thinking_budget"]
+
+
+def _generate(model, prefix, n, rng, temperature=1.0, greedy=False, n_repeat=1):
+    """``model.generate``; for a ``TinyLM``, the same draws through the speed path (``runs.sample``)."""
+    if isinstance(model, TinyLM):
+        return runs.sample(model, prefix, n, rng, temperature, greedy, n_repeat)
+    return model.generate(prefix, n, rng, temperature, greedy=greedy, n_repeat=n_repeat)
 
 
 def _check(model, temperature, seed, greedy=False, **counts):
@@ -32,7 +41,7 @@ def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digit
         digits, _ = make_prompts(n_prompts, rng, min_digits)
     else:
         digits = _digits(digits)
-    ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, greedy=greedy)
+    ans = _generate(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, greedy=greedy)
     v = verify_tokens(ans, digits)
     think, direct = v["think"] > 0, v["direct"] > 0
     mean = lambda x, m: float(x[m].mean()) if m.any() else float("nan")  # noqa: E731
@@ -61,7 +70,7 @@ def pass_at_k_curve(model, ks=(1, 2, 4, 8, 16), n_prompts=200, n_samples=16, tem
     rng = np.random.default_rng(seed)
     digits, _ = make_prompts(n_prompts, rng, min_digits)
     rep = np.repeat(digits, n_samples, axis=0)                              # (n * s, 10)
-    ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=n_samples)
+    ans = _generate(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=n_samples)
     r = verify_tokens(ans, rep)["reward"].reshape(n_prompts, n_samples)
     c = r.sum(axis=1).astype(int)
     return {int(k): float(np.mean(pass_at_k(n_samples, c, k))) for k in ks}
@@ -88,7 +97,7 @@ def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperat
     truth, k = true_answers(digits), n_digits(digits)
     prefix = np.concatenate([prompts_of(digits), np.full((n_prompts, 1), STOI["["])], axis=1)
     # the full chain once (one sample per problem); a budget b keeps its first b tokens
-    chain = model.generate(prefix, N_DIGITS, rng, temperature, greedy=greedy)
+    chain = _generate(model, prefix, N_DIGITS, rng, temperature, greedy=greedy)
     chain = np.pad(chain, ((0, 0), (0, N_DIGITS - chain.shape[1])), constant_values=STOI["$"])
     out = {}
     for b in budgets:

@@ -18,11 +18,12 @@ Sampling is batched and uses a KV cache: each block's attention appends the new 
 keys and values to a preallocated buffer, so generating one token costs one position's
 forward pass instead of the whole sequence's.
 
-Training and sampling go faster by not computing the same thing twice (``toy.tinylm.fast``:
-each GRPO prompt once per group, each distinct unfinished answer once); ``forward``,
-``backward`` and ``generate`` below hand those requests over in one line each. The arithmetic
-here is float32 throughout (a numpy float64 *scalar* silently upcasts a float32 array: use
-Python floats), with linear layers as one 2-D matrix product and row means as matrix products.
+This file is the textbook: one model, computed as written. Training goes through the speed
+path ``toy.tinylm.runs``, which computes these same layers for many runs at once, each GRPO
+prompt once per group and each distinct unfinished answer once (``tests/test_tinylm_runs.py``
+checks it against this file). The arithmetic here is float32 throughout (a numpy float64
+*scalar* silently upcasts a float32 array: use Python floats), with linear layers as one 2-D
+matrix product and row means as matrix products.
 """
 import functools
 from dataclasses import dataclass
@@ -395,18 +396,11 @@ class TinyLM(Module):
         return other.load_state_dict(self.state_dict())
 
     # --- forward / backward
-    def forward(self, idx, kv=None, pos=0, value=False, shared_prefix=0, group_size=1):
+    def forward(self, idx, kv=None, pos=0, value=False):
         """idx (B, T) token ids → logits (B, T, V), or (logits, values (B, T)) if ``value``.
 
-        With a KV cache (from ``new_kv_cache``), ``idx`` holds positions pos..pos+T−1.
-        ``shared_prefix=P, group_size=G`` (training on GRPO groups): rows g·G … g·G+G−1 of
-        ``idx`` start with the same P tokens (one prompt, G answers), so ``toy.tinylm.fast``
-        computes positions 0..P−1 once per group: the same result up to float rounding, for
-        about (P/G + T − P)/T of the work. ``group_size`` may also be an array of group sizes."""
+        With a KV cache (from ``new_kv_cache``), ``idx`` holds positions pos..pos+T−1."""
         idx = self._check_idx(idx, pos, value)
-        self.share = fast.shared_rows(idx, shared_prefix, group_size, kv)     # None: nothing to share
-        if self.share is not None:
-            return fast.forward(self, idx, value)
         T = idx.shape[1]
         x = self.wte.forward(idx) + self.wpe.forward(np.arange(pos, pos + T)[None])   # (B, T, C)
         for block, cache in zip(self.h, kv or [None] * len(self.h)):
@@ -429,13 +423,11 @@ class TinyLM(Module):
     def backward(self, dlogits, dvalues=None):
         """Backpropagate dL/dlogits (B, T, V) (and dL/dvalues (B, T)) through the last
         training ``forward``; gradients land in ``named_grads()``."""
-        if not hasattr(self, "share"):
+        if not hasattr(self.lm_head, "x"):
             raise ValueError("backward needs a training forward first (model.forward(idx))")
         dlogits = finite(dlogits, "dlogits", ndim=3).astype(self.dtype, copy=False)
         if dvalues is not None:
             dvalues = finite(dvalues, "dvalues", ndim=2).astype(self.dtype, copy=False)
-        if self.share is not None:
-            return fast.backward(self, dlogits, dvalues)
         dh = self.lm_head.backward(dlogits)
         if dvalues is not None:
             dh = dh + self.value.backward(dvalues[..., None])
@@ -448,14 +440,13 @@ class TinyLM(Module):
         self.wte.backward(dx)
 
     # --- using the model
-    def logprobs(self, seqs, shared_prefix=0, group_size=1):
+    def logprobs(self, seqs):
         """Per-token log-probabilities of given sequences (B, T) at temperature 1:
-        out[:, t] = log π(seqs[:, t+1] | seqs[:, :t+1]), shape (B, T−1). (``shared_prefix``,
-        ``group_size``: see ``forward``.)"""
+        out[:, t] = log π(seqs[:, t+1] | seqs[:, :t+1]), shape (B, T−1)."""
         seqs = int_array(seqs, "seqs", 0, self.config.vocab_size - 1, ndim=2)
         if seqs.shape[1] < 2:
             raise ValueError(f"seqs must have at least 2 tokens per row, got shape {seqs.shape}")
-        logits = self.forward(seqs[:, :-1], shared_prefix=shared_prefix, group_size=group_size)
+        logits = self.forward(seqs[:, :-1])
         lp, _ = token_logprobs(logits, seqs[:, 1:])
         return lp
 
@@ -468,7 +459,7 @@ class TinyLM(Module):
                 for _ in range(cfg.n_layer)]
 
     def generate(self, prefix, max_new_tokens, rng=None, temperature=1.0, greedy=False,
-                 return_logits=False, n_repeat=1, plain=False):
+                 return_logits=False, n_repeat=1):
         """Continue each row of ``prefix`` (B0, T0) by up to ``max_new_tokens`` tokens,
         ``n_repeat`` times per row (rows i·n_repeat … (i+1)·n_repeat − 1 of the output continue
         prefix row i; the prefix is run once and its KV cache copied), so B = B0 · n_repeat.
@@ -477,14 +468,12 @@ class TinyLM(Module):
         (or takes the argmax if ``greedy``); a row stops at ``$`` and is padded with ``$`` after
         it. Returns the new tokens (B, n) with n ≤ max_new_tokens (generation stops once every
         row has ended), and with ``return_logits`` also the logits (B, n, V) each token was
-        drawn from (0 once a row has ended). ``plain=True`` runs the loop below, every row at
-        every step; by default ``toy.tinylm.fast.generate`` runs each distinct unfinished
-        sequence once instead (the same samples, for less work).
+        drawn from (0 once a row has ended). Every row runs at every step here;
+        ``toy.tinylm.runs.sample`` draws the same samples running each distinct unfinished
+        sequence once.
         """
         prefix, n = self._check_generate(prefix, max_new_tokens, rng, temperature, greedy, return_logits,
-                                         n_repeat, plain)
-        if not plain:
-            return fast.generate(self, prefix, n, rng, temperature, greedy, return_logits, n_repeat)
+                                         n_repeat)
         B, T0 = len(prefix) * n_repeat, prefix.shape[1]
         kv = self.new_kv_cache(len(prefix))
         logits = np.repeat(self.forward(prefix, kv=kv)[:, -1], n_repeat, axis=0)     # (B, V)
@@ -502,13 +491,12 @@ class TinyLM(Module):
                 break
         return (out, all_logits[:, :out.shape[1]]) if return_logits else out
 
-    def _check_generate(self, prefix, max_new_tokens, rng, temperature, greedy, return_logits, n_repeat, plain):
+    def _check_generate(self, prefix, max_new_tokens, rng, temperature, greedy, return_logits, n_repeat):
         """``generate``'s arguments, checked → (prefix (B0, T0), n: the most new tokens that fit)."""
         prefix = int_array(prefix, "prefix", 0, self.config.vocab_size - 1)
         if prefix.ndim != 2 or prefix.shape[1] < 1:
             raise ValueError(f"prefix must have shape (B, T0) with T0 >= 1, got {prefix.shape}")
         flag(return_logits, "return_logits")
-        flag(plain, "plain")
         integer(n_repeat, "n_repeat", lo=1)
         if not flag(greedy, "greedy"):
             real(temperature, "temperature", lo=0, lo_open=True)     # checked, kept as given (dtype)
@@ -572,5 +560,3 @@ class Adam:
             vhat = self.v[name] / (1 - b2 ** self.t)
             mod.params[k] = (mod.params[k] - lr * mhat / (np.sqrt(vhat) + self.eps)).astype(model.dtype)
 
-
-from . import fast  # noqa: E402  (the speed paths build on the layers above)

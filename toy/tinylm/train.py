@@ -17,6 +17,10 @@ differs:
 Step 3 only runs the model on the rows that matter (``DistinctRows``): with β = 0 a row whose
 advantage is 0 has no gradient, a repeated answer is computed once, and each prompt once per
 group. The loss and the gradient are those of the whole batch (``tests/test_tinylm_train.py``).
+
+The model is computed by the speed path ``toy.tinylm.runs``, for one run or for many at once:
+``train_rl_many`` trains R runs (seeds, or configs that share ``shape_key``) in one loop, each
+run bit for bit what ``train_rl`` gives alone (``tests/test_tinylm_runs.py``).
 """
 import time
 from dataclasses import dataclass, field, fields
@@ -28,6 +32,8 @@ from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
 from .._check_args import config_fields
+from . import runs
+from ..progress import Progress
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
@@ -89,12 +95,13 @@ def _lr_at(step, cfg):
 
 
 @single_thread_blas
-def sft_warmup(cfg=None, callback=None):
+def sft_warmup(cfg=None, callback=None, progress=None):
     """Train a fresh ``TinyLM`` by imitating the teacher (cross-entropy on answer tokens).
 
     Returns ``(model, history)`` with ``history = {"step": [...], "loss": [...]}``;
     ``callback(step, loss)`` is called every step. (Use ``toy.tinylm.warmup_model()`` to get
-    the cached result instead of training.)
+    the cached result instead of training.) ``progress``: a ``toy.progress.Progress`` to count
+    the steps, None for a bar of its own (shown only where a person watches), False for none.
     """
     if cfg is not None:  # argcheck
         instance(cfg, SFTConfig, "cfg")
@@ -105,6 +112,7 @@ def sft_warmup(cfg=None, callback=None):
     model = TinyLM(cfg.model, seed=cfg.seed)
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
+    bar = _bar(progress, cfg.steps, "SFT warm-up", "steps")
     for step in range(cfg.steps):
         # 1. data: the teacher's answers to a fresh batch of problems
         digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
@@ -120,7 +128,21 @@ def sft_warmup(cfg=None, callback=None):
         hist["loss"].append(float(loss))
         if callback:
             callback(step, float(loss))
+        bar.update()
+    _close(progress, bar)
     return model, hist
+
+
+def _bar(progress, total, what, unit):
+    """The bar to count with: ``progress`` itself, a new ``Progress`` (None), or a silent one (False)."""
+    if progress is None:
+        return Progress(total, what, unit)
+    return progress if progress is not False else Progress(total, what, unit, after=float("inf"))
+
+
+def _close(progress, bar):
+    if progress is None:
+        bar.close()
 
 
 # ============================================================================ RL
@@ -194,14 +216,28 @@ def exact_reward(ans, digits):
 
 def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     """Sample ``G`` answers to each problem in ``digits`` (n, 10), verify them and score them
-    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``)."""
-    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
-    real(temperature, "temperature", lo=0, lo_open=True)
-    if reward_fn is not None:
+    with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``).
+    ``model`` may also be a ``runs.Stack`` of R policies, with ``digits``, ``rng``,
+    ``temperature`` and ``reward_fn`` lists (one per run): one sampling for all, a list of R
+    rollouts (what ``train_rl`` does)."""
+    if isinstance(model, runs.Stack):                                             # R runs at once
+        ans = runs.generate(model, np.stack([prompts_of(d) for d in digits]), G, rng, temperature, MAX_ANSWER_LEN)
+        return [_scored(d, a, G, f) for d, a, f in zip(digits, ans, reward_fn)]
+    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)  # argcheck
+    real(temperature, "temperature", lo=0, lo_open=True)  # argcheck
+    if reward_fn is not None:  # argcheck
         function(reward_fn, "reward_fn")
     digits = _digits(digits)
+    if isinstance(model, TinyLM):                                                 # the speed path
+        ans = runs.sample(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)
+    else:
+        ans = model.generate(prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
+    return _scored(digits, ans, G, reward_fn)
+
+
+def _scored(digits, ans, G, reward_fn):
+    """The ``Rollout`` of answer tokens ``ans`` (N, L) to the problems ``digits`` (n, 10), G each."""
     prompts = prompts_of(digits)                                                  # PAD shows as '$'
-    ans = model.generate(prompts, MAX_ANSWER_LEN, rng, temperature, n_repeat=G)  # (N, L)
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
     v = verify_tokens(ans, digits)
@@ -219,9 +255,9 @@ def _checked_reward(r, n):
 
 class DistinctRows:
     """The distinct rows among ``seqs[needed]`` (N, T), sorted, so that rows with the same prompt
-    are consecutive and ``share`` (keyword arguments for ``TinyLM.forward``) lets the model run
-    each prompt once. ``expand`` maps per-distinct-row arrays (U, ...) back to every row (N, ...)
-    (0 for rows not needed); ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
+    are consecutive (``runs.Layout`` then computes each prompt once). ``expand`` maps
+    per-distinct-row arrays (U, ...) back to every row (N, ...) (0 for rows not needed);
+    ``reduce`` sums per-row gradients (N, ...) into (U, ...)."""
 
     def __init__(self, seqs, needed):
         seqs = int_array(seqs, "seqs", ndim=2)
@@ -231,8 +267,6 @@ class DistinctRows:
         self.seqs, inv = np.unique(seqs[rows], axis=0, return_inverse=True)     # (U, T)
         self.index = np.full(len(seqs), -1)                                     # row → distinct row
         self.index[rows] = inv.ravel()
-        _, sizes = np.unique(self.seqs[:, :PROMPT_LEN], axis=0, return_counts=True)
-        self.share = {"shared_prefix": PROMPT_LEN, "group_size": sizes}
 
     def expand(self, x):                                                        # (U, ...) → (N, ...)
         out = np.zeros((len(self.index),) + x.shape[1:], x.dtype)
@@ -277,7 +311,7 @@ class CurriculumSampler:
 
 @single_thread_blas
 def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
-             reward_fn=None):
+             reward_fn=None, progress=None):
     """RL fine-tuning of a copy of ``model`` (the input is left untouched), one batch a step in
     three steps: sample and score, advantages, update.
 
@@ -294,43 +328,99 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     (seconds so far); ``reward`` (mean reward trained on) if a ``reward_fn`` is given; with
     ``kl_coef`` > 0 (LM-PPO) ``score`` (mean reward), ``kl_reward`` (mean over answers of
     Σ_t −β·KL_t) and ``total_reward`` (their sum).
+
+    Many runs at once: ``train_rl_many`` passes lists (one config, seed, callback, sampler and
+    reward function per run); the R policies then live in one ``runs.Stack`` and every step
+    below is one numpy call for all of them, each run bit for bit what it is alone (with one
+    run, the stack holds one policy). ``progress``: a ``toy.progress.Progress`` that counts
+    run-steps, None for a bar of its own (shown only where a person watches), False for none.
     """
-    instance(model, TinyLM, "model"), check_seed(seed), flag(verbose, "verbose")  # argcheck
-    if cfg is not None:  # argcheck
-        instance(cfg, RLConfig, "cfg")
-    for f, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):  # argcheck
-        if f is not None:
-            function(f, name)
-    cfg = cfg or RLConfig()
-    rng = np.random.default_rng(seed)
-    policy = model.copy()
-    if cfg.algo == "ppo":
-        policy.add_value_head()                                               # V(s_t), the critic
-    ref = model.copy() if cfg.beta > 0 or cfg.kl_coef > 0 else None           # π_ref, the start
-    opt = Adam(cfg.lr, grad_clip=cfg.grad_clip)
-    history, t0 = {}, time.time()
-    for step in range(cfg.steps):
+    cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(      # checked, as lists of R runs
+        model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)     # (R = 1: one run)
+    c0, many = cfgs[0], isinstance(cfg, list)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    ppo = c0.algo == "ppo"
+    policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # (PPO: V(s_t), the critic)
+    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref, the start
+    opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
+    histories, t0 = [{} for _ in cfgs], time.time()
+    bar = _bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
+    for step in range(c0.steps):
         # 1. sample G answers to each of n_prompts problems and score them
-        if prompt_sampler is None:
-            digits, _ = make_prompts(cfg.n_prompts, rng, cfg.min_digits)
-        else:
-            digits = prompt_sampler(cfg.n_prompts, rng)
-        ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        if hasattr(prompt_sampler, "update"):
-            prompt_sampler.update(ro.reward.reshape(cfg.n_prompts, cfg.G))
-        rec = _record(ro, reward_fn)
+        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else _digits(ps(c.n_prompts, rng))
+                  for c, rng, ps in zip(cfgs, rngs, samplers)]
+        ros = rollout(policy, digits, c0.G, rngs, [c.temperature for c in cfgs], reward_fns)
+        for ro, ps in zip(ros, samplers):
+            if hasattr(ps, "update"):
+                ps.update(ro.reward.reshape(c0.n_prompts, c0.G))
+        recs = [_record(ro, f) for ro, f in zip(ros, reward_fns)]
         # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
-        batch = _ppo_batch(policy, ref, ro, cfg, rec) if cfg.algo == "ppo" else _group_batch(ro, ref, cfg)
+        batches = ([_batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool)) for ro in ros] if ppo
+                   else [_group_batch(ro, c) for ro, c in zip(ros, cfgs)])
+        if ref is not None:
+            _ref_logprobs(ref, batches)
+        if ppo:
+            _ppo_batch(policy, batches, ros, cfgs, recs)
         # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
-        rec.update(_update(policy, opt, batch, cfg, rng))
-        rec["time"] = time.time() - t0
-        for k, v in rec.items():
-            history.setdefault(k, []).append(v)
-        if callback:
-            callback(step, rec)
-        if verbose:
-            _print(step, rec)
-    return policy, history
+        for rec, info in zip(recs, _update(policy, opt, batches, cfgs, rngs)):
+            rec.update(info)
+        for rec, history, cb in zip(recs, histories, callbacks):
+            rec["time"] = time.time() - t0
+            for k, v in rec.items():
+                history.setdefault(k, []).append(v)
+            if cb:
+                cb(step, rec)
+            if verbose:
+                _print(step, rec)
+        bar.update(len(cfgs))
+    _close(progress, bar)
+    out = [(policy.model(r), history) for r, history in enumerate(histories)]
+    return out if many else out[0]
+
+
+def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None,
+                  verbose=False, progress=None):
+    """``[train_rl(model, cfg, seed, ...) for cfg, seed in zip(cfgs, seeds)]``, computed together:
+    the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
+    advantages and Adam state. Run r gives the same policy and history, bit for bit, as
+    ``train_rl(model, cfgs[r], seeds[r])`` (``tests/test_tinylm_runs.py``). ``model`` is one
+    ``TinyLM`` or a list of R; the configs must share ``shape_key``; ``callbacks``,
+    ``prompt_samplers``, ``reward_fns``: None or one per run. Returns a list of R
+    ``(policy, history)``."""
+    cfgs = list(cfgs) if isinstance(cfgs, (list, tuple)) else cfgs
+    if not isinstance(cfgs, list) or not cfgs:
+        raise ValueError(f"cfgs must be a non-empty list of RLConfig, got {cfgs!r}")
+    for name, v in (("seeds", seeds), ("callbacks", callbacks), ("prompt_samplers", prompt_samplers),
+                    ("reward_fns", reward_fns)):
+        if v is not None and (not isinstance(v, (list, tuple)) or len(v) != len(cfgs)):
+            raise ValueError(f"{name} must be a list of {len(cfgs)} (one per config), got {v!r}")
+    R = len(cfgs)
+    return train_rl(model, cfgs, list(seeds), list(callbacks or [None] * R), list(prompt_samplers or [None] * R),
+                    verbose, list(reward_fns or [None] * R), progress)
+
+
+def _runs_of(model, cfg, seed, callback, prompt_sampler, reward_fn, verbose):
+    """``train_rl``'s arguments, checked, as lists of R runs (R = 1 unless ``cfg`` is a list)."""
+    flag(verbose, "verbose")
+    if not isinstance(cfg, list):
+        cfg, seed, callback, prompt_sampler, reward_fn = [cfg or RLConfig()], [seed], [callback], [prompt_sampler], [reward_fn]
+    R = len(cfg)
+    models = list(model) if isinstance(model, (list, tuple)) else [model] * R
+    if len(models) != R:
+        raise ValueError(f"model must be one TinyLM or a list of {R}, got {len(models)}")
+    for m in models:
+        instance(m, TinyLM, "model")
+    for c in cfg:
+        instance(c, RLConfig, "cfg")
+        if shape_key(c) != shape_key(cfg[0]):
+            raise ValueError("cfgs must share steps, n_prompts, G, mu, n_minibatches, PPO or not, "
+                             "and whether beta or kl_coef is > 0 (train.shape_key)")
+    seeds = [check_seed(s) for s in seed]
+    for fs, name in ((callback, "callback"), (prompt_sampler, "prompt_sampler"), (reward_fn, "reward_fn")):
+        for f in fs:
+            if f is not None:
+                function(f, name)
+    return cfg, seeds, models, callback, prompt_sampler, reward_fn
 
 
 @dataclass
@@ -356,37 +446,19 @@ class Batch:
                 for i in np.array_split(rng.permutation(len(self.mask)), n) if len(i)]
 
 
-def _batch(seqs, mask, adv, needed, ref):
-    """The rows to compute (``needed``, distinct, prompts shared) and log π_ref on them."""
-    b = Batch(seqs, needed, mask, adv)
-    if ref is not None and len(seqs):
-        b.ref_logp = b.rows.expand(ref.logprobs(b.rows.seqs, **b.rows.share))
-    return b
+def _batch(seqs, mask, adv, needed):
+    """The rows to compute: ``needed``, distinct, prompts shared (``Batch.rows``)."""
+    return Batch(seqs, needed, mask, adv)
 
 
-def _group_batch(ro, ref, cfg):
+def _group_batch(ro, cfg):
     """Step 2 of GRPO, Dr. GRPO and RFT: ``toy.rl.advantages`` of each group's G rewards, one per
     answer; RFT keeps only the accepted answers (A = 1). With β = 0 a row whose advantage is 0
     (its group all right, or all wrong) has no loss and no gradient: the model skips it."""
     adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()       # (N,)
     keep = adv > 0 if cfg.algo == "rft" else np.ones(len(adv), bool)
     needed = adv[keep] != 0 if cfg.beta == 0 else np.ones(keep.sum(), bool)
-    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed, ref)
-
-
-def _ppo_batch(policy, ref, ro, cfg, rec):
-    """Step 2 of PPO: log π_old and V(s_t) of every row, then per-token advantages and value
-    targets, GAE with γ = λ = 1 (``toy.rl.gae``): A_t = (return to the end) − V(s_t), normalised
-    over the batch. With ``kl_coef`` = 0 the return is the final reward (``_ppo_targets``); with
-    ``kl_coef`` > 0 (LM-PPO) the per-token reward is shaped by the KL to π_ref
-    (``_lm_ppo_targets``), whose parts are added to ``rec``."""
-    b = _batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool), ref)
-    b.old_logp, _, values = _logprobs(policy, b.rows, ro.mask.shape, value=True)
-    if cfg.kl_coef > 0:
-        b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, cfg, rec)
-    else:
-        b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
-    return b
+    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed)
 
 
 def _ppo_targets(reward, values, mask):
@@ -415,47 +487,6 @@ def _normalised(a, mask):
     mu = (a * mask).sum() / mask.sum()
     sd = np.sqrt((((a - mu) * mask) ** 2).sum() / mask.sum())
     return (a - mu) / (sd + 1e-8)
-
-
-def _logprobs(policy, rows, shape, value=False):
-    """One forward pass of ``policy`` on the distinct rows: log π(a_t | s_t) of every row
-    (``shape`` (N, T); 0 on rows not needed), the distinct rows' probabilities (for the
-    backward) and, with ``value``, V(s_t) (N, T) (else None)."""
-    if len(rows.seqs) == 0:                                                   # nothing to compute
-        return np.zeros(shape), None, np.zeros(shape) if value else None
-    if value:
-        logits, values = policy.forward(rows.seqs[:, :-1], value=True, **rows.share)   # (U, T, V), (U, T)
-    else:
-        logits, values = policy.forward(rows.seqs[:, :-1], **rows.share), None         # (U, T, V)
-    logp, probs = token_logprobs(logits, rows.seqs[:, 1:])                    # (U, T)
-    return rows.expand(logp), probs, None if values is None else rows.expand(values)
-
-
-def _update(policy, opt, b, cfg, rng):
-    """Step 3: μ epochs on the batch ``b``, each one Adam step descending ``_loss`` on each of
-    ``cfg.n_minibatches`` random minibatches (drawn with ``rng``), backpropagated from the rows
-    computed. π_old is the policy that sampled: PPO's step 2 computed its log-probabilities, the
-    others take the first step's (or, with minibatches, a pass before it). Returns the mean over
-    the steps of ``loss``, ``clip_frac`` (and ``kl``, ``value_loss``), NaN if there is nothing to
-    train on (RFT: no answer accepted)."""
-    if b.old_logp is None and cfg.n_minibatches > 1 and len(b.mask):
-        b.old_logp = _logprobs(policy, b.rows, b.mask.shape)[0]
-    infos = []
-    for _ in range(cfg.mu if len(b.mask) else 0):
-        for mb in b.minibatches(cfg.n_minibatches, rng):
-            logp, probs, values = _logprobs(policy, mb.rows, mb.mask.shape, value=mb.ret is not None)
-            mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
-            loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfg)
-            if len(mb.rows.seqs):
-                dvalues = None if dvalues is None else mb.rows.reduce(dvalues)
-                policy.backward(token_logprobs_backward(probs, mb.rows.seqs[:, 1:], mb.rows.reduce(dlogp)),
-                                dvalues)
-            else:
-                policy.zero_grad()                                            # a zero gradient
-            opt.step(policy)
-            infos.append({"loss": loss, **info})
-    keys = ["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * (b.ret is not None)
-    return {k: float(np.mean([i[k] for i in infos])) if infos else float("nan") for k in keys}
 
 
 def _loss(logp, old_logp, values, b, cfg):
@@ -504,3 +535,112 @@ def _print(step, rec):
           f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
           f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
           f"{rec['time']:.1f}s", flush=True)
+
+
+# ============================================================================ RL, many runs at once
+def shape_key(cfg):
+    """Runs whose configs share this key train together in one stack (``train_rl_many``): the
+    same steps, batch shape, epochs and minibatches, PPO or not, a reference model or not."""
+    return (cfg.steps, cfg.n_prompts, cfg.G, cfg.mu, cfg.n_minibatches, cfg.algo == "ppo",
+            cfg.beta > 0 or cfg.kl_coef > 0)
+
+
+def _ppo_batch(st, batches, ros, cfgs, recs):
+    """Step 2 of PPO for every run: log π_old and V(s_t) of every row in one forward, then each
+    run's per-token value targets and advantages, GAE with γ = λ = 1 (``toy.rl.gae``):
+    A_t = (return to the end) − V(s_t), normalised over the batch. With ``kl_coef`` = 0 the
+    return is the final reward (``_ppo_targets``); with ``kl_coef`` > 0 (LM-PPO) the per-token
+    reward is shaped by the KL to π_ref (``_lm_ppo_targets``), whose parts go into the record."""
+    got = _logprobs_many(st, batches, value=True)
+    for b, (logp, values), ro, c, rec in zip(batches, got, ros, cfgs, recs):
+        b.old_logp = logp
+        if c.kl_coef > 0:
+            b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, c, rec)
+        else:
+            b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
+
+
+def _row_logprobs(logits, lay):
+    """log π of each row's targets at positions P−1..L−2 (R, U, S+1) and the probabilities."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    lp = np.take_along_axis(logp, lay.targets[..., None], axis=-1)[..., 0]
+    return lp, np.exp(logp)
+
+
+def _expand(b, lay, r, x):
+    """Run r's per-row values at positions P−1..L−2 (U_r, S+1) → every row of batch ``b``
+    (N, T), 0 on the prompt's targets and on rows not computed."""
+    out = np.zeros((lay.u[r], b.mask.shape[1]), x.dtype)
+    out[:, lay.P - 1:] = x[r, :lay.u[r]]
+    return b.rows.expand(out)
+
+
+def _layout(batches):
+    """The ``runs.Layout`` of every batch's distinct rows (None or an empty batch: no rows)."""
+    L = next((b.seqs.shape[1] for b in batches if b is not None), PROMPT_LEN + 2)
+    return runs.Layout([b.rows.seqs if b is not None else np.zeros((0, L), np.int64) for b in batches])
+
+
+def _logprobs_many(st, batches, value=False, keep=False):
+    """One forward of every run on its batch's distinct rows (None: a run without a batch):
+    for each run ``(log π (N, T), V(s_t) (N, T) or None)`` (0 on rows not computed), and with
+    ``keep`` also the layout, tape and probabilities the backward needs."""
+    lay = _layout(batches)
+    logits, values, tape = runs.forward(st, lay)
+    lp, probs = _row_logprobs(logits, lay)
+    out = [(None, None) if b is None else
+           (_expand(b, lay, r, lp), _expand(b, lay, r, values) if value else None)
+           for r, b in enumerate(batches)]
+    return (out, lay, tape, probs) if keep else out
+
+
+def _ref_logprobs(ref, batches):
+    """log π_ref (N, T) of every batch's rows, all runs in one forward."""
+    for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
+        b.ref_logp = lp
+
+
+def _update(st, opt, batches, cfgs, rngs):
+    """Step 3 for every run at once: μ epochs on its batch, each one Adam step descending
+    ``_loss`` on each of ``n_minibatches`` random minibatches (drawn with the run's generator),
+    backpropagated from the rows computed. π_old is the policy that sampled: PPO's step 2
+    computed its log-probabilities, the others take the first step's (or, with minibatches, a
+    pass before it). A run with nothing to train on (RFT: no answer accepted) takes no step.
+    Returns each run's mean over its steps of ``loss``, ``clip_frac`` (and ``kl``,
+    ``value_loss``), NaN if it took none."""
+    c0 = cfgs[0]
+    if c0.n_minibatches > 1:
+        need = [b if len(b.mask) and b.old_logp is None else None for b in batches]
+        if any(b is not None for b in need):
+            for b, (lp, _) in zip(need, _logprobs_many(st, need)):
+                if b is not None:
+                    b.old_logp = lp
+    infos = [[] for _ in batches]
+    for _ in range(c0.mu):
+        mbs = [b.minibatches(c0.n_minibatches, rng) if len(b.mask) else [] for b, rng in zip(batches, rngs)]
+        for j in range(max(len(m) for m in mbs)):
+            cur = [m[j] if j < len(m) else None for m in mbs]
+            got, lay, tape, probs = _logprobs_many(st, cur, value=st.has_value_head, keep=True)
+            dlp = np.zeros(lay.targets.shape, st.dtype)                           # (R, U, S+1)
+            dval = np.zeros(lay.targets.shape, st.dtype) if st.has_value_head else None
+            for r, (mb, (logp, values)) in enumerate(zip(cur, got)):
+                if mb is None:
+                    continue
+                mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
+                loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfgs[r])
+                if len(mb.rows.seqs):
+                    dlp[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
+                    if dvalues is not None:
+                        dval[r, :lay.u[r]] = mb.rows.reduce(dvalues)[:, lay.P - 1:]
+                infos[r].append({"loss": loss, **info})
+            dz = -probs * dlp[..., None]                                          # d log π_y / dz = onehot(y) − π
+            np.put_along_axis(dz, lay.targets[..., None],
+                              np.take_along_axis(dz, lay.targets[..., None], axis=-1) + dlp[..., None], axis=-1)
+            runs.backward(st, lay, tape, dz, dval)
+            opt.step(st, [r for r, mb in enumerate(cur) if mb is not None])
+    out = []
+    for r, (b, c) in enumerate(zip(batches, cfgs)):
+        keys = ["loss", "clip_frac"] + ["kl"] * (c.beta > 0) + ["value_loss"] * (b.ret is not None)
+        out.append({k: float(np.mean([i[k] for i in infos[r]])) if infos[r] else float("nan") for k in keys})
+    return out
