@@ -19,10 +19,10 @@ it with the committed one, cell by cell:
   - every glued string and every integer count of a ledger (``*_n_*``) must be equal;
   - every ledger verdict (the "verdict" column of each ledger table) must be equal.
 
-The tags are found by ``--calibrate``: it executes every notebook under deliberately different
-arithmetics (OpenBLAS's Prescott kernels with numpy's baseline dispatch, which any x86-64 can
-run; and, on a CPU with AVX-512, its native SkylakeX kernels and AVX-512 loops) and tags exactly
-the cells whose outputs differ under either. A verdict that flips under another arithmetic is not
+The tags are found by ``--calibrate``: it executes the notebook under a deliberately different
+arithmetic (OpenBLAS's Prescott kernels with numpy's baseline dispatch, which any x86-64 can run
+and which differs from the reference in both the BLAS kernels and numpy's loops), tags exactly
+the cells whose outputs differ, and checks the claims of that same execution. A verdict that flips under another arithmetic is not
 a robust claim: fix the claim or the experiment, not the tolerance.
 
     python scripts/claims.py NB.ipynb ...            # check (exit 1 on a broken claim)
@@ -49,7 +49,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "arithmetic-sensitive"
 OTHER_ARITHMETIC = {"OPENBLAS_CORETYPE": "Prescott",
                     "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
-NATIVE_AVX512 = {"OPENBLAS_CORETYPE": "SkylakeX", "NPY_DISABLE_CPU_FEATURES": ""}
 SE_FACTOR, REL_TOL = 6.0, 0.25
 _OFF_REFERENCE = "not on the book's reference arithmetic"
 _GLUE_MIME = "application/papermill.record/text/plain"
@@ -182,6 +181,11 @@ def _code_pairs(nb, fresh):
 def check(path, env=None):
     """Execute ``path`` afresh and return the list of broken claims (empty: all hold)."""
     nb, fresh = _execute(path, env)
+    return compare(path, nb, fresh)
+
+
+def compare(path, nb, fresh):
+    """The broken claims of a fresh execution ``fresh`` against the committed notebook ``nb``."""
     committed_glue = {}
     for c in nb.cells:
         if c.cell_type == "code":
@@ -216,20 +220,14 @@ def check(path, env=None):
     return problems
 
 
-def _arithmetics():
-    from toy._reference import cpu_flags
-    return [OTHER_ARITHMETIC] + ([NATIVE_AVX512] if "avx512f" in cpu_flags() else [])
-
-
 def calibrate(path):
-    """Tag exactly the code cells whose outputs differ under another arithmetic (``_arithmetics``);
-    returns their indices. Writes the notebook atomically (only the tags change)."""
-    differ = set()
-    for env in _arithmetics():
-        nb, fresh = _execute(path, env)
-        differ |= {i for i, old, new in _code_pairs(nb, fresh)
-                   if comparable(old.get("outputs", [])) != comparable(new.get("outputs", []))}
-    changed = sorted(differ)
+    """Tag exactly the code cells whose outputs differ under ``OTHER_ARITHMETIC``, write the
+    notebook atomically (only the tags change), and return ``(tagged cell indices, broken
+    claims of that same execution)``: one run both tags the cells and checks the claims."""
+    nb, fresh = _execute(path, OTHER_ARITHMETIC)
+    differ = {i for i, old, new in _code_pairs(nb, fresh)
+              if comparable(old.get("outputs", [])) != comparable(new.get("outputs", []))
+              and not any(o.get("output_type") == "error" for o in new.get("outputs", []))}
     for i, old, _ in _code_pairs(nb, fresh):
         tags = [t for t in old.metadata.get("tags", []) if t != TAG] + ([TAG] if i in differ else [])
         if tags:
@@ -237,7 +235,7 @@ def calibrate(path):
         else:
             old.metadata.pop("tags", None)
     safe_io.write_text(path, nbformat.writes(nb) + "\n")
-    return changed
+    return sorted(differ), compare(path, nb, fresh)
 
 
 def report(path):
@@ -264,7 +262,10 @@ def main(argv):
     bad = 0
     for p in paths:
         if mode == "calibrate":
-            print(f"{p}: tagged cells {calibrate(p)}", flush=True)
+            tagged, problems = calibrate(p)
+            bad += bool(problems)
+            print(f"{p}: tagged cells {tagged}; " + ("claims hold" if not problems else
+                  "\n  " + "\n  ".join(problems)), flush=True)
         elif mode == "report":
             report(p)
         else:
