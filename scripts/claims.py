@@ -13,9 +13,10 @@ it with the committed one, cell by cell:
 - a cell tagged ``arithmetic-sensitive`` (its digits come from sampled training) may print other
   digits, but
   - every number it glues for the prose must lie within a tolerance derived from its spread:
-    6 × its standard error when the cell also glues ``<name>_se`` (a difference of two
-    estimates, each with that s.e., at ~4 standard errors), else 25 % of its value (no spread is
-    known: a loose check, listed by ``--report``), never less than one unit of the digits shown;
+    4 standard errors of the difference, √(se_book² + se_fresh²), when the notebook also glues
+    ``<name>_se``, else 25 % of its value (no spread is known: a loose check, listed by
+    ``--report``), plus one unit of the digits shown (both values are rounded); a glued standard
+    error ``*_se`` itself within a factor of 10 (from few seeds it is noisy);
   - every glued string and every integer count of a ledger (``*_n_*``) must be equal;
   - every ledger verdict (the "verdict" column of each ledger table) must be equal.
 
@@ -28,6 +29,7 @@ a robust claim: fix the claim or the experiment, not the tolerance.
     python scripts/claims.py NB.ipynb ...            # check (exit 1 on a broken claim)
     python scripts/claims.py --calibrate NB.ipynb ... # (re)tag the arithmetic-sensitive cells
     python scripts/claims.py --report NB.ipynb ...    # list the glued numbers and their tolerances
+    python scripts/claims.py --recheck NB.ipynb ...   # compare again with the run --calibrate kept
 
 ``make test`` runs the check (through ``tests/claims/``) when ``scripts/arith_mode.py`` says
 "claims"; CI runs it once on purpose under the Prescott arithmetic.
@@ -47,9 +49,10 @@ import safe_io
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TAG = "arithmetic-sensitive"
+FRESH_DIR = ROOT / "_build" / "claims"          # --calibrate keeps its fresh executions here
 OTHER_ARITHMETIC = {"OPENBLAS_CORETYPE": "Prescott",
                     "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
-SE_FACTOR, REL_TOL = 6.0, 0.25
+SE_FACTOR, REL_TOL, SE_RATIO = 4.0, 0.25, 10.0   # an s.e. from 3 seeds has 2 degrees of freedom
 _OFF_REFERENCE = "not on the book's reference arithmetic"
 _GLUE_MIME = "application/papermill.record/text/plain"
 _NOT_COMPARED = ("image/png", "image/jpeg", "application/vnd.jupyter.widget-view+json")  # as nbval
@@ -143,14 +146,24 @@ def _unit(value):
     return 10.0 ** -decimals
 
 
-def tolerance(name, committed):
+def tolerance(name, committed, fresh):
     """(tolerance, how it was derived) for a glued number ``name`` of a sensitive cell, from the
-    notebook's committed glue ``committed`` (every name of the notebook)."""
+    glue of the whole committed notebook (``committed``) and of the fresh run (``fresh``).
+
+    With an s.e. glued beside it (``<name>_se``), the difference of the two estimates may be
+    ``SE_FACTOR`` standard errors of a difference, √(se_book² + se_fresh²); without one,
+    ``REL_TOL`` of the value. One unit of the digits shown is added (both values are rounded).
+    A standard error itself (``*_se``) is a spread, not a claim: it may move by a factor of
+    ``SE_RATIO``."""
     value = committed[name]
-    se = committed.get(name + "_se")
-    if isinstance(se, (int, float)) and not isinstance(se, bool) and se > 0:
-        return max(SE_FACTOR * se, _unit(value)), f"{SE_FACTOR:g} × s.e. ({se:g})"
-    return max(REL_TOL * abs(value), _unit(value)), f"{REL_TOL:.0%} of the value (no s.e. glued)"
+    if name.endswith("_se"):
+        return SE_RATIO, f"an s.e.: within a factor of {SE_RATIO:g}"
+    ses = [g.get(name + "_se") for g in (committed, fresh)]
+    ses = [x for x in ses if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
+    if ses:
+        se = math.sqrt(sum(x * x for x in ses) * (2 / len(ses)))
+        return SE_FACTOR * se + _unit(value), f"{SE_FACTOR:g} s.e. of the difference ({se:.2g}) + 1 unit"
+    return REL_TOL * abs(value) + _unit(value), f"{REL_TOL:.0%} of the value + 1 unit (no s.e. glued)"
 
 
 def _must_be_equal(name, value):
@@ -186,10 +199,13 @@ def check(path, env=None):
 
 def compare(path, nb, fresh):
     """The broken claims of a fresh execution ``fresh`` against the committed notebook ``nb``."""
-    committed_glue = {}
+    committed_glue, fresh_glue = {}, {}
     for c in nb.cells:
         if c.cell_type == "code":
             committed_glue.update(glued(c.get("outputs", [])))
+    for c in fresh.cells:
+        if c.cell_type == "code":
+            fresh_glue.update(glued(c.get("outputs", [])))
     problems = []
     for i, old, new in _code_pairs(nb, fresh):
         where = f"{path} cell {i}"
@@ -212,7 +228,12 @@ def compare(path, nb, fresh):
                 if va != vb:
                     problems.append(f"{where}: {name} = {vb!r}, the book says {va!r} (must be equal)")
                 continue
-            tol, how = tolerance(name, committed_glue)
+            tol, how = tolerance(name, committed_glue, fresh_glue)
+            if name.endswith("_se"):
+                ok = abs(vb - va) <= _unit(va) + 1e-12 or (va > 0 and vb > 0 and 1 / tol <= vb / va <= tol)
+                if not ok:
+                    problems.append(f"{where}: {name} = {vb!r}, the book says {va!r} ({how})")
+                continue
             if not (math.isfinite(vb) and abs(vb - va) <= tol + 1e-12):
                 problems.append(f"{where}: {name} = {vb!r}, the book says {va!r}; tolerance {tol:g} ({how})")
         if verdicts(a) != verdicts(b):
@@ -235,7 +256,16 @@ def calibrate(path):
         else:
             old.metadata.pop("tags", None)
     safe_io.write_text(path, nbformat.writes(nb) + "\n")
+    saved = FRESH_DIR / (pathlib.Path(path).stem + ".ipynb")
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    safe_io.write_text(saved, nbformat.writes(fresh) + "\n")
     return sorted(differ), compare(path, nb, fresh)
+
+
+def recheck(path):
+    """The broken claims of the execution ``--calibrate`` saved in ``FRESH_DIR`` (no new run)."""
+    nb = nbformat.read(path, as_version=4)
+    return compare(path, nb, nbformat.read(FRESH_DIR / (pathlib.Path(path).stem + ".ipynb"), as_version=4))
 
 
 def report(path):
@@ -250,13 +280,13 @@ def report(path):
                 if _must_be_equal(name, v) or not isinstance(v, (int, float)):
                     print(f"{path.name}  {name} = {v!r}: must be equal")
                 else:
-                    tol, how = tolerance(name, allg)
+                    tol, how = tolerance(name, allg, {})
                     print(f"{path.name}  {name} = {v!r} ± {tol:g} ({how})")
 
 
 def main(argv):
     mode = "check"
-    if argv and argv[0] in ("--calibrate", "--report"):
+    if argv and argv[0] in ("--calibrate", "--report", "--recheck"):
         mode, argv = argv[0][2:], argv[1:]
     paths = [pathlib.Path(p) for p in argv] or sorted(ROOT.glob("notebooks/part*/*.ipynb"))
     bad = 0
@@ -268,6 +298,10 @@ def main(argv):
                   "\n  " + "\n  ".join(problems)), flush=True)
         elif mode == "report":
             report(p)
+        elif mode == "recheck":
+            problems = recheck(p)
+            bad += bool(problems)
+            print(f"{p}: " + ("claims hold" if not problems else "\n  " + "\n  ".join(problems)), flush=True)
         else:
             problems = check(p)
             bad += bool(problems)
