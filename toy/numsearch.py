@@ -40,7 +40,7 @@ __all__ = [
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
     "action_logprobs", "off_path",
     "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
-    "optimal_action_values", "regret_by_guess",
+    "optimal_action_values", "optimal_tables", "regret_by_guess",
 ]
 
 N = 16          # numbers 1..N
@@ -547,7 +547,7 @@ def optimal_values():
     r"""V*(lo, hi, k): the best success probability from each state (max over guesses), by
     dynamic programming with the target uniform on [lo, hi]; shape (T+1, N, N).
     V*(1, 16, 4) = 15/16: no policy wins every target."""
-    return _optimal_tables()[0]
+    return optimal_tables()[0]
 
 
 def optimal_action_values():
@@ -555,10 +555,10 @@ def optimal_action_values():
     probability of guessing g in s (target uniform on [lo, hi]) and playing optimally after.
     A guess outside [lo, hi] wastes a guess: Q* = V*(lo, hi, left − 1). Rows of states with
     lo > hi are 0."""
-    return _optimal_tables()[1]
+    return optimal_tables()[1]
 
 
-def _optimal_tables():
+def optimal_tables():
     """(V*, Q*) of :func:`optimal_values` and :func:`optimal_action_values`."""
     lo = np.arange(1, N + 1)[:, None, None]
     hi = np.arange(1, N + 1)[None, :, None]
