@@ -188,14 +188,18 @@ def _ratios(rng, eps, n=6):
     return np.round(r, 3)
 
 
-def clipped_grad(rng):
+def _clip_cases(rng, n, n_scalar, fn):
+    """n cases (ratios, advantage, ε): the first n_scalar with one advantage, the rest with six."""
     out = []
-    for i in range(5):
+    for i in range(n):
         eps = round(rng.uniform(0.05, 0.4), 3)
-        adv = _f(rng.normal(scale=2)) if i < 3 else _arr(rng.normal(scale=2, size=6))
-        out.append(_case(f"hidden {i + 1}", f"args = ({_arr(_ratios(rng, eps))}, {adv}, {eps!r})",
-                         rl.clipped_surrogate_grad))
+        adv = _f(rng.normal(scale=2)) if i < n_scalar else _arr(rng.normal(scale=2, size=6))
+        out.append(_case(f"hidden {i + 1}", f"args = ({_arr(_ratios(rng, eps))}, {adv}, {eps!r})", fn))
     return out, [("rl", "clipped_surrogate_grad")]
+
+
+def clipped_grad(rng):
+    return _clip_cases(rng, 5, 3, rl.clipped_surrogate_grad)
 
 
 def dynamic_sampling_groups(rng):
@@ -266,13 +270,8 @@ def baseline_scale(rng):
 
 
 def clip_objective_grad(rng):
-    out = []
-    for i in range(4):
-        eps = round(rng.uniform(0.05, 0.4), 3)
-        adv = _f(rng.normal(scale=2)) if i < 2 else _arr(rng.normal(scale=2, size=6))
-        out.append(_case(f"hidden {i + 1}", f"args = ({_arr(_ratios(rng, eps))}, {adv}, {eps!r})",
-                         lambda r, a, e: np.stack([rl.clipped_surrogate(r, a, e), rl.clipped_surrogate_grad(r, a, e)])))
-    return out, [("rl", "clipped_surrogate_grad")]
+    return _clip_cases(rng, 4, 2, lambda r, a, e: np.stack([rl.clipped_surrogate(r, a, e),
+                                                           rl.clipped_surrogate_grad(r, a, e)]))
 
 
 def pass_at_k_single(rng):

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -149,3 +150,13 @@ def wait_for_server(url, proc, timeout_s, name):
         except OSError:
             time.sleep(0.5)
     raise TimeoutError(f"{name} did not answer on {url} within {timeout_s} s")
+
+
+def stop_server(proc, log):
+    """Stop a server the suite started (terminate, then kill after 20 s) and close its log."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
+from conftest import REPORT, ROOT, Watch, free_port, stop_server, wait_for_server
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import lab  # noqa: E402
@@ -116,10 +116,5 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
         seen.update(slider_moved=[readout, after_readout], total_s=round(time.monotonic() - t0, 1))
         assert watch.external == [], watch.external
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
     print("jupyterlab:", seen)

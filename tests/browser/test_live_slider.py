@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPORT, ROOT, Watch, free_port, wait_for_server
+from conftest import REPORT, ROOT, Watch, free_port, stop_server, wait_for_server
 
 NOTEBOOK = ROOT / "notebooks" / "part1" / "s08_baselines.ipynb"   # the baseline b slider
 BUDGET_S = 0.1
@@ -83,12 +83,7 @@ def test_live_slider_redraws_within_budget(context, page, report, tmp_path):
         page.screenshot(path=str(REPORT / "live_slider_after.png"))
         times_s = [t / 1000 for t in page.evaluate("() => window.__live.times")]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
     assert len(set(values)) == MOVES + 1 and len(times_s) == MOVES, (values, times_s)   # every move redrew
     kernel = [r["draw_s"] + r["render_s"] for r in map(json.loads, live_log.read_text().splitlines())]
     kernel = kernel[-MOVES:]                       # the first line is the redraw when the cell ran
