@@ -518,6 +518,80 @@ def test_minibatch_epochs_match_a_naive_loop(monkeypatch, algo, kw):
         np.testing.assert_allclose(got.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
     assert not all(np.allclose(v, got.state_dict()[k]) for k, v in full.state_dict().items())  # ≠ full batch
 
+# ----------------------------------------------------------------------------- the loss variants
+VARIANTS = {                                          # RLConfig fields → what the plain loop passes to policy_loss
+    "gspo": dict(ratio_level="sequence", eps_low=3e-4, eps_high=4e-4),
+    "cispo": dict(loss_mode="cispo", eps_low=1.0, eps_high=0.05),
+    "delta": dict(delta=1.02),
+    "bnpo": dict(loss_type="bnpo", micro_batch=4),
+    "entropy": dict(top_entropy_quantile=0.2),
+    "kl_bias": dict(beta=0.1, kl_bias_correction=True),
+}
+
+
+def _naive_variant_step(model, cfg, seed):
+    """One ``train_rl`` step of a loss variant, written plainly: the rollout, GRPO's advantages,
+    then μ Adam steps, each on the whole batch (every row, one plain forward) with the loss and
+    gradient of ``rl.policy_loss`` given the variant's keywords; the top-entropy tokens from
+    ``rl.token_entropy`` of the logits at each step. Returns the policy."""
+    rng = np.random.default_rng(seed)
+    policy = model.copy()
+    digits, _ = task.make_prompts(cfg.n_prompts, rng, cfg.min_digits)
+    ro = T.rollout(policy, digits, cfg.G, rng, cfg.temperature, _half)
+    seqs, mask = ro.seqs, ro.mask
+    old = ref = model.logprobs(seqs)                                     # π_old = π_ref = the start
+    R = ro.reward.reshape(cfg.n_prompts, cfg.G)
+    adv = ((R - R.mean(1, keepdims=True)) / (R.std(1, keepdims=True) + 1e-4)).ravel()
+    opt = M.Adam(cfg.lr, grad_clip=cfg.grad_clip)
+    for _ in range(cfg.mu):
+        logits = policy.forward(seqs[:, :-1])
+        lp, probs = M.token_logprobs(logits, seqs[:, 1:])
+        pg_mask = (rl.high_entropy_mask(rl.token_entropy(logits), mask, cfg.top_entropy_quantile)
+                   if cfg.top_entropy_quantile < 1 else None)
+        _, dlp = rl.policy_loss(lp, old, adv, mask, cfg.loss_type or "grpo", cfg.eps_low, cfg.eps_high,
+                                cfg.beta, ref, ratio_level=cfg.ratio_level, loss_mode=cfg.loss_mode,
+                                delta=cfg.delta, micro_batch=cfg.micro_batch, pg_mask=pg_mask,
+                                kl_bias_correction=cfg.kl_bias_correction)
+        policy.backward(M.token_logprobs_backward(probs, seqs[:, 1:], dlp))
+        opt.step(policy)
+    return policy
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_each_loss_variant_trains_on_rl_policy_loss_by_a_plain_loop(name):
+    """Each variant's first ``train_rl`` step (μ = 3, so that the ratios leave 1 and the variants
+    differ) equals the plain loop above through ``rl.policy_loss``, in float64; and differs from
+    GRPO's step (the wiring passes the variant on)."""
+    m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0, dtype=np.float64)
+    cfg = T.RLConfig(steps=1, n_prompts=4, G=4, mu=3, lr=3e-2, **VARIANTS[name])
+    want = _naive_variant_step(m, cfg, seed=3)
+    got, h = T.train_rl(m, cfg, seed=3, reward_fn=_half, progress=False)
+    grpo, _ = T.train_rl(m, T.RLConfig(steps=1, n_prompts=4, G=4, mu=3, lr=3e-2, beta=cfg.beta),
+                         seed=3, reward_fn=_half, progress=False)
+    assert 0 < h["reward"][0] < 1
+    for k, v in want.state_dict().items():
+        np.testing.assert_allclose(got.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
+    assert not all(np.allclose(v, grpo.state_dict()[k], rtol=1e-6, atol=1e-8)
+                   for k, v in got.state_dict().items())
+
+
+@pytest.mark.parametrize("name, kw", [("gspo", VARIANTS["gspo"]), ("cispo", VARIANTS["cispo"]),
+                                      ("delta", VARIANTS["delta"]), ("bnpo_1", dict(loss_type="bnpo", micro_batch=1))])
+def test_at_one_update_per_batch_the_variants_are_grpo(name, kw):
+    """μ = 1: the ratio is exactly 1 at the only update, so GSPO (even with its clip of 3e-4),
+    CISPO, δ and bnpo with micro-batches of one answer train exactly as GRPO: 3 steps, the same
+    samples, the parameters equal to 1e-10 (float64; the sums run in another order, and Adam
+    divides the rounding of a zero gradient, the key bias's, by ε = 1e-8)."""
+    m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0, dtype=np.float64)
+    base = dict(steps=3, n_prompts=4, G=4, mu=1, lr=3e-2)
+    want, hw = T.train_rl(m, T.RLConfig(**base), seed=1, reward_fn=_half, progress=False)
+    got, hg = T.train_rl(m, T.RLConfig(**base, **kw), seed=1, reward_fn=_half, progress=False)
+    assert hg["accuracy"] == hw["accuracy"] and hg["reward"] == hw["reward"]
+    for k, v in want.state_dict().items():
+        np.testing.assert_allclose(got.state_dict()[k], v, rtol=0, atol=1e-10, err_msg=k)
+    assert any(np.abs(v - m.state_dict()[k]).max() > 1e-3 for k, v in want.state_dict().items())   # it moved
+
+
 # ----------------------------------------------------------------------------- the reward hook, LM-PPO
 def tiny_model():
     return M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0)
@@ -651,6 +725,18 @@ BAD_INPUTS = [
     (T.RLConfig, (), {"n_minibatches": 0}, "n_minibatches"),
     (T.RLConfig, (), {"n_minibatches": 2.5}, "n_minibatches"),
     (T.RLConfig, (), {"n_prompts": 2, "G": 2, "n_minibatches": 5}, "n_minibatches"),   # > the 4 answers
+    (T.RLConfig, (), {"ratio_level": "answer"}, "ratio_level"),
+    (T.RLConfig, (), {"loss_mode": "reinforce"}, "loss_mode"),
+    (T.RLConfig, (), {"delta": 1.0}, "delta"),
+    (T.RLConfig, (), {"delta": 4.0, "loss_mode": "cispo"}, "delta"),
+    (T.RLConfig, (), {"micro_batch": 8}, "micro_batch"),                 # only with loss_type="bnpo"
+    (T.RLConfig, (), {"micro_batch": 0, "loss_type": "bnpo"}, "micro_batch"),
+    (T.RLConfig, (), {"micro_batch": 3, "loss_type": "bnpo"}, "micro_batch"),   # 3 ∤ 32 · 8
+    (T.RLConfig, (), {"micro_batch": 8, "loss_type": "bnpo", "algo": "rft"}, "micro_batch"),
+    (T.RLConfig, (), {"top_entropy_quantile": 1.5}, "top_entropy_quantile"),
+    (T.RLConfig, (), {"top_entropy_quantile": None}, "top_entropy_quantile"),
+    (T.RLConfig, (), {"kl_bias_correction": 1}, "kl_bias_correction"),
+    (T.RLConfig, (), {"eps_low": 1.0}, "eps_low"),                        # 1 only for CISPO (no lower bound)
     (T.rollout, (_LM, _D, 0, _RNG), {}, "G"),                        # was reported as n_repeat
     (T.rollout, (_LM, _D, 2, _RNG), {"temperature": 0}, "temperature"),
     (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),

@@ -166,15 +166,24 @@ class RLConfig:
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
+    # the loss variants practitioners use now (toy.rl.policy_loss; Part III §7), out of the repr too
+    ratio_level: str = field(default="token", repr=False)     # "sequence": GSPO's ratio s_i
+    loss_mode: str = field(default="clip", repr=False)        # "cispo": CISPO's clipped weight, sg
+    delta: float = field(default=None, repr=False)            # TRL's two-sided clip δ (None: off)
+    micro_batch: int = field(default=None, repr=False)        # loss_type="bnpo": answers per micro-batch
+    top_entropy_quantile: float = field(default=1.0, repr=False)  # < 1: policy loss on the top tokens by entropy
+    kl_bias_correction: bool = field(default=False, repr=False)   # TRL's use_bias_correction_kl
 
     def __post_init__(self):
         config_fields(self)                                  # 2.0 → 2, np.int64 → int (range, cache key)
         one_of(self.algo, "algo", ALGOS)
+        one_of(self.ratio_level, "ratio_level", rl.RATIO_LEVELS)
+        one_of(self.loss_mode, "loss_mode", rl.LOSS_MODES)
         for name in ("steps", "n_prompts", "mu"):
             integer(getattr(self, name), name, lo=1)
         integer(self.G, "G", lo=2)
         real(self.lr, "lr", lo=0, lo_open=True)
-        real(self.eps_low, "eps_low", 0, 1, hi_open=True)
+        real(self.eps_low, "eps_low", 0, 1, hi_open=self.loss_mode != "cispo")   # CISPO: 1 = no lower bound
         if self.eps_high is not None:
             real(self.eps_high, "eps_high", lo=0)
         for name in ("beta", "vf_coef", "grad_clip", "kl_coef"):
@@ -184,7 +193,21 @@ class RLConfig:
         flag(self.kl_clamp, "kl_clamp")
         integer(self.n_minibatches, "n_minibatches", 1, self.n_prompts * self.G)
         if self.loss_type != "":
-            one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES)
+            one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES + ("bnpo",))
+        if self.delta is not None:
+            real(self.delta, "delta", lo=1, lo_open=True)
+            if self.loss_mode == "cispo":
+                raise ValueError("delta must be None with loss_mode='cispo' (δ caps the clipped surrogate)")
+        if self.micro_batch is not None:
+            integer(self.micro_batch, "micro_batch", lo=1)
+            if self.loss_type != "bnpo":
+                raise ValueError(f"micro_batch is only used by loss_type='bnpo', got loss_type={self.loss_type!r}")
+            if self.algo == "rft" or (self.n_prompts * self.G) % (self.n_minibatches * self.micro_batch):
+                raise ValueError(f"micro_batch must divide each minibatch of answers (n_prompts·G / n_minibatches = "
+                                 f"{self.n_prompts * self.G} / {self.n_minibatches}; not with algo='rft'), "
+                                 f"got {self.micro_batch}")
+        real(self.top_entropy_quantile, "top_entropy_quantile", 0, 1)
+        flag(self.kl_bias_correction, "kl_bias_correction")
         real(self.temperature, "temperature", lo=0, lo_open=True)
         integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
@@ -457,7 +480,8 @@ def _group_batch(ro, cfg):
     (its group all right, or all wrong) has no loss and no gradient: the model skips it."""
     adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()       # (N,)
     keep = adv > 0 if cfg.algo == "rft" else np.ones(len(adv), bool)
-    needed = adv[keep] != 0 if cfg.beta == 0 else np.ones(keep.sum(), bool)
+    every = cfg.beta > 0 or cfg.top_entropy_quantile < 1        # the entropy quantile counts every answer (TRL)
+    needed = adv[keep] != 0 if not every else np.ones(keep.sum(), bool)
     return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed)
 
 
@@ -489,16 +513,24 @@ def _normalised(a, mask):
     return (a - mu) / (sd + 1e-8)
 
 
-def _loss(logp, old_logp, values, b, cfg):
+def _loss(logp, old_logp, values, b, cfg, entropy=None):
     """One update's loss, ``toy.rl.policy_loss`` (+ ``vf_coef`` × PPO's value loss
     ½ · token-mean (V − R)²), its gradients with respect to ``logp`` and V (N, T) (None without a
-    value loss), and what is recorded of it: ``clip_frac``, ``kl`` (β > 0), ``value_loss``."""
+    value loss), and what is recorded of it: ``clip_frac``, ``kl`` (β > 0), ``value_loss``.
+    The variants (``ratio_level`` ... ``kl_bias_correction``) go to ``policy_loss`` as they are;
+    with ``top_entropy_quantile`` < 1, ``entropy`` (N, T) of the current policy selects the tokens
+    (``rl.high_entropy_mask``)."""
     loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     max_len = MAX_ANSWER_LEN if loss_type == "dr_grpo" else None
+    pg_mask = rl.high_entropy_mask(entropy, b.mask, cfg.top_entropy_quantile) if cfg.top_entropy_quantile < 1 else None
+    variant = (dict(ratio_level=cfg.ratio_level, loss_mode=cfg.loss_mode, delta=cfg.delta, micro_batch=cfg.micro_batch,
+                    pg_mask=pg_mask, kl_bias_correction=cfg.kl_bias_correction)
+               if _is_variant(cfg) or cfg.kl_bias_correction else {})      # the default: the call it always was
     loss, dlogp = rl.policy_loss(logp, old_logp, b.adv, b.mask, loss_type, cfg.eps_low, cfg.eps_high,
-                                 cfg.beta, b.ref_logp, max_len)
+                                 cfg.beta, b.ref_logp, max_len, **variant)
     adv = b.adv[:, None] if b.adv.ndim == 1 else b.adv
-    info = {"clip_frac": rl.clip_fraction(np.exp(logp - old_logp), adv, b.mask, cfg.eps_low, cfg.eps_high)}
+    info = (_variant_info(logp, old_logp, adv, b.mask, cfg) if _is_variant(cfg) else
+            {"clip_frac": rl.clip_fraction(np.exp(logp - old_logp), adv, b.mask, cfg.eps_low, cfg.eps_high)})
     if cfg.beta > 0:
         info["kl"] = float((rl.kl_k3(b.ref_logp - logp) * b.mask).sum() / b.mask.sum())
     dvalues = None
@@ -508,6 +540,30 @@ def _loss(logp, old_logp, values, b, cfg):
         loss += cfg.vf_coef * vloss
         dvalues, info["value_loss"] = cfg.vf_coef * c * (values - b.ret), float(vloss)
     return loss, dlogp, dvalues, info
+
+
+def _is_variant(cfg):
+    return (cfg.ratio_level != "token" or cfg.loss_mode != "clip" or cfg.delta is not None
+            or cfg.loss_type == "bnpo" or cfg.top_entropy_quantile < 1)
+
+
+def _variant_info(logp, old_logp, adv, mask, cfg):
+    """A variant's record (the default's stays as it was): ``clip_frac`` the share of the tokens
+    whose gradient the variant changes from the unclipped ρA, clipped to 0 (clip, δ; GSPO: by its
+    sequence ratio) or capped (CISPO), and ``ratio_dev`` the token mean of |ρ − 1| for the ratio
+    the loss uses (GSPO: s_i on each of its tokens), ``ratio_max`` its largest value."""
+    ratio = np.exp(logp - old_logp)                                            # (N, T)
+    if cfg.ratio_level == "sequence":
+        ratio = np.broadcast_to(np.exp(rl.sequence_log_ratio(logp, old_logp, mask))[:, None], logp.shape)
+    a = np.broadcast_to(adv, logp.shape)
+    if cfg.loss_mode == "cispo":
+        w = rl.cispo_weight(ratio, cfg.eps_low, cfg.eps_high if cfg.eps_high is not None else cfg.eps_low)
+        touched = (w != ratio) & (a != 0)
+    else:
+        touched = (rl.two_sided_surrogate_grad(ratio, a, cfg.eps_low, cfg.eps_high, cfg.delta) == 0) & (a != 0)
+    n = mask.sum()
+    return {"clip_frac": float((touched * mask).sum() / n), "ratio_dev": float((np.abs(ratio - 1) * mask).sum() / n),
+            "ratio_max": float(np.max(np.where(mask > 0, ratio, 0)))}
 
 
 def _record(ro, reward_fn):
@@ -595,6 +651,11 @@ def _logprobs_many(st, batches, value=False, keep=False):
     return (out, lay, tape, probs) if keep else out
 
 
+def _entropy(probs):
+    """H = −Σ_v π_v log π_v of each next-token distribution, probs (..., V) → (...)."""
+    return -(probs * np.log(np.where(probs > 0, probs, 1))).sum(axis=-1)
+
+
 def _ref_logprobs(ref, batches):
     """log π_ref (N, T) of every batch's rows, all runs in one forward."""
     for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
@@ -608,7 +669,7 @@ def _update(st, opt, batches, cfgs, rngs):
     computed its log-probabilities, the others take the first step's (or, with minibatches, a
     pass before it). A run with nothing to train on (RFT: no answer accepted) takes no step.
     Returns each run's mean over its steps of ``loss``, ``clip_frac`` (and ``kl``,
-    ``value_loss``), NaN if it took none."""
+    ``value_loss``, a variant's ``ratio_dev``; its ``ratio_max``: the largest), NaN if it took none."""
     c0 = cfgs[0]
     if c0.n_minibatches > 1:
         need = [b if len(b.mask) and b.old_logp is None else None for b in batches]
@@ -622,13 +683,15 @@ def _update(st, opt, batches, cfgs, rngs):
         for j in range(max(len(m) for m in mbs)):
             cur = [m[j] if j < len(m) else None for m in mbs]
             got, lay, tape, probs = _logprobs_many(st, cur, value=st.has_value_head, keep=True)
+            ent = (_entropy(probs) if any(c.top_entropy_quantile < 1 for c in cfgs) else None)   # (R, U, S+1)
             dlp = np.zeros(lay.targets.shape, st.dtype)                           # (R, U, S+1)
             dval = np.zeros(lay.targets.shape, st.dtype) if st.has_value_head else None
             for r, (mb, (logp, values)) in enumerate(zip(cur, got)):
                 if mb is None:
                     continue
                 mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
-                loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfgs[r])
+                loss, dlogp, dvalues, info = _loss(logp, mb.old_logp, values, mb, cfgs[r],
+                                                   None if ent is None else _expand(mb, lay, r, ent))
                 if len(mb.rows.seqs):
                     dlp[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
                     if dvalues is not None:
@@ -641,6 +704,8 @@ def _update(st, opt, batches, cfgs, rngs):
             opt.step(st, [r for r, mb in enumerate(cur) if mb is not None])
     out = []
     for r, (b, c) in enumerate(zip(batches, cfgs)):
-        keys = ["loss", "clip_frac"] + ["kl"] * (c.beta > 0) + ["value_loss"] * (b.ret is not None)
-        out.append({k: float(np.mean([i[k] for i in infos[r]])) if infos[r] else float("nan") for k in keys})
+        keys = (["loss", "clip_frac"] + ["kl"] * (c.beta > 0) + ["value_loss"] * (b.ret is not None)
+                + ["ratio_dev", "ratio_max"] * _is_variant(c))
+        out.append({k: float((np.max if k == "ratio_max" else np.mean)([i[k] for i in infos[r]])) if infos[r]
+                    else float("nan") for k in keys})
     return out
