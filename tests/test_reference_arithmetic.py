@@ -96,20 +96,17 @@ def test_the_hash_file_covers_every_operation():
     assert HASHES.exists() and set(json.loads(HASHES.read_text())) == set(_primitives()) | {"short SFT run (6 steps)"}
 
 
-def test_the_startup_file_sets_the_reference_only_where_it_can_and_never_over_the_user():
+def test_the_startup_file_sets_the_reference_only_where_it_can_and_never_over_the_user(monkeypatch):
     """``_reference.apply`` is what the venv's .pth runs: it fills in the two variables where the
     machine supports them and keeps a value the user set."""
     ok, _ = _reference.supports_reference()
+    assert _reference.apply({}) == []                            # numpy already imported: too late, do nothing
+    monkeypatch.delitem(sys.modules, "numpy")                    # as at interpreter start
     env = {"OPENBLAS_CORETYPE": "Prescott"}
-    import toy._reference as r                                   # noqa: F401 (numpy is imported here)
-    saved = sys.modules.pop("numpy")
-    try:
-        set_now = _reference.apply(env)
-    finally:
-        sys.modules["numpy"] = saved
+    set_now = _reference.apply(env)
     assert env["OPENBLAS_CORETYPE"] == "Prescott"                # the user's value stays
     assert set_now == (["NPY_DISABLE_CPU_FEATURES"] if ok else [])
-    assert _reference.apply({}) == []                            # numpy already imported: too late, do nothing
+    assert env.get("NPY_DISABLE_CPU_FEATURES") == (_reference.REFERENCE_ENV["NPY_DISABLE_CPU_FEATURES"] if ok else None)
 
 
 def test_a_fresh_process_of_the_environment_starts_on_the_reference():
