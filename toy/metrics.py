@@ -1,10 +1,12 @@
-r"""Evaluation metrics: pass@k (estimated from samples, or exact from a solve probability), maj@k, entropy."""
+r"""Evaluation metrics and the book's statistics: pass@k (estimated from samples, or exact from a
+solve probability), maj@k, entropy; the mean and standard error over seeds (``mean_se``, ``se``) and
+the paired difference of two arms run on the same seeds (``paired_diff``)."""
 import numpy as np
 from ._check_args import MAX_ELEMENTS, MAX_LOOP, as_array, int_array, integer, seed as _seed, size
 
 MAX_PROBLEMS = 10**5      # pass_at_k loops over the entries of n and c in Python
 
-__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy"]
+__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy", "mean_se", "se", "paired_diff"]
 
 
 def pass_at_k(n, c, k):
@@ -123,3 +125,37 @@ def entropy(probs):
         terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     out = terms.sum(axis=-1)
     return float(out) if out.ndim == 0 else out
+
+
+# ----------------------------------------------------------------------------- statistics over seeds
+def _seeds(x, axis):
+    x = as_array(x, "x", min_ndim=1)
+    axis = integer(axis, "axis", -x.ndim, x.ndim - 1)
+    if x.shape[axis] < 2:
+        raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
+    return x, axis
+
+
+def _mean_se(x, axis=0):
+    return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def mean_se(x, axis=0):
+    r"""Mean and standard error :math:`s/\sqrt{K}` (s the sample std, ddof = 1) over ``axis``
+    (the K seeds): the ± every race in the book reports."""
+    return _mean_se(*_seeds(x, axis))
+
+
+def se(x, axis=0):
+    r"""The standard error :math:`s/\sqrt{K}` over ``axis`` (the K seeds) alone."""
+    return _mean_se(*_seeds(x, axis))[1]
+
+
+def paired_diff(a, b, axis=0):
+    r"""Mean and standard error of the paired difference a − b over ``axis``: two arms run on the
+    same K seeds (or warm-ups), so that what the seeds share cancels out of the difference."""
+    a, axis = _seeds(a, axis)
+    b = as_array(b, "b")
+    if b.shape != a.shape:
+        raise ValueError(f"b must have the shape of a {a.shape}, got {b.shape}")
+    return _mean_se(a - b, axis)

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import numsearch as ns
 from . import rl
+from .metrics import mean_se  # noqa: F401  (for the notebooks that still import it from here)
 from ._check_args import (as_array, flag, instance, int_array, integer, one_of, real,
                           seed as check_seed)
 from .prob import log_softmax, log_softmax_table_grad, sample_categorical, softmax
@@ -531,16 +532,6 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
         theta -= lr * -ns.exact_grad(theta)                         # ∇L = −∇J
     _evaluate(theta, hist, steps)
     return theta, _as_arrays(hist)
-
-
-def mean_se(x, axis=0):
-    r"""Mean and standard error :math:`s/\sqrt{K}` (s the sample std, ddof = 1) over ``axis``
-    (the seeds) — the ± every race in the book reports."""
-    x = as_array(x, "x", min_ndim=1)
-    axis = integer(axis, "axis", -x.ndim, x.ndim - 1)
-    if x.shape[axis] < 2:
-        raise ValueError(f"x needs at least 2 seeds along axis {axis}, got shape {x.shape}")
-    return x.mean(axis=axis), x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
 
 
 def estimate_variance(theta, traj, w):
