@@ -297,3 +297,45 @@ def config_fields(cfg):
         elif isinstance(v, np.floating) and kind == "float":
             setattr(cfg, f.name, float(v))
     return cfg
+
+
+# ----------------------------------------------------------------------------- the public boundary
+def checked(check):
+    """Decorator that keeps a function's argument checks apart from its equation.
+
+    ``check`` takes the function's arguments by name (defaults filled in) and raises a
+    ``ValueError`` naming a bad one; it may return a dict of normalised arguments (e.g. a list
+    turned into an array) that replace the given ones. The decorated function is the equation
+    alone (``toy.show`` shows it as written). Checks run once, at the public boundary a user
+    calls: a call from inside the ``toy`` package trusts its caller, which checked its own
+    input (``check`` is skipped there).
+
+        def _check_gae(rewards, values, mask, gamma, lam):
+            ...
+        @checked(_check_gae)
+        def gae(rewards, values, mask, gamma=1.0, lam=1.0):
+            ...
+    """
+    import functools
+    import inspect
+    import sys
+
+    def wrap(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def public(*args, **kwargs):
+            if sys._getframe(1).f_globals.get("__name__", "").startswith("toy."):
+                return fn(*args, **kwargs)            # inside toy: the caller has checked
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise ValueError(f"{fn.__name__}: {e}") from None
+            bound.apply_defaults()
+            new = check(**bound.arguments)
+            if new:
+                bound.arguments.update(new)
+            return fn(*bound.args, **bound.kwargs)
+        public.check = check
+        return public
+    return wrap

@@ -6,8 +6,10 @@ import textwrap
 __all__ = ["show"]
 
 #: a source line ending with this comment starts an input check (the line and the lines indented
-#: below it): it guards the API, not the lesson, so ``show`` leaves it out
+#: below it): it guards the API, not the lesson, so ``show`` leaves it out (prefer keeping the checks
+#: apart: ``toy._check_args.checked``, whose decorator line ``show`` leaves out too)
 CHECK_MARK = "# argcheck"
+DECORATOR = "@checked("
 
 
 class _Source:
@@ -22,8 +24,8 @@ class _Source:
 
 
 def show(obj):
-    """Source of a function/class as a highlighted code block (plain text in a terminal),
-    without the input-check lines marked ``# argcheck``."""
+    """Source of a function/class as a highlighted code block (plain text in a terminal): the
+    equation, without its ``@checked(...)`` decorator or input-check lines marked ``# argcheck``."""
     if not (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isclass(obj)
             or inspect.ismodule(obj)):
         raise ValueError(f"obj must be a function, method, class or module, got {type(obj).__name__}")
@@ -32,7 +34,7 @@ def show(obj):
         indent = len(line) - len(line.lstrip())
         if skip_below is not None and (indent > skip_below or not line.strip()):
             continue
-        skip_below = indent if line.rstrip().endswith(CHECK_MARK) else None
+        skip_below = indent if line.rstrip().endswith(CHECK_MARK) or line.lstrip().startswith(DECORATOR) else None
         if skip_below is None:
             out.append(line)
     return _Source("".join(out).rstrip("\n") + "\n")
