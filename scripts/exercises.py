@@ -17,8 +17,12 @@ Kind, time estimate and points follow documented rules (``KIND_RULE``, ``MINUTES
 """
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import toc_sections  # noqa: E402  (section numbers from _toc.yml)
 
 ROMAN = {1: "I", 2: "II", 3: "III"}
 OPEN = re.compile(r"^(`{3,})\s*\{(exercise|solution|solution-start|solution-end)\}\s*(.*?)\s*$")
@@ -184,7 +188,11 @@ class Section:
 
 def read_section(path):
     path = Path(path)
-    part, number = int(path.parent.name.removeprefix("part")), int(path.stem[1:3])
+    # its number is its place in _toc.yml (a copy elsewhere, e.g. the student edition, is the same doc)
+    doc = f"notebooks/{path.parent.name}/{path.stem}"
+    if doc not in toc_sections.section_numbers():
+        raise ValueError(f"{path}: not listed in _toc.yml (CONTRIBUTING.md, 'Adding a section')")
+    part, number = toc_sections.section_numbers()[doc]
     nb = json.loads(path.read_text())
     first = "".join(nb["cells"][0]["source"]).splitlines()[0]
     units = units_of(nb)

@@ -1,7 +1,7 @@
 """Rewrite the prose's section references as links that say what the sidebar says.
 
-The book numbers sections per part, from the notebook's file name: notebooks/part1/s08_... is
-"I.8" (book/_ext/reader_site.py does the same for the sidebar). This script turns every "§8",
+The book numbers sections per part, from their place in _toc.yml (book/_ext/toc_sections.py, which
+the sidebar uses too): the eighth file listed under Part I is "I.8", whatever its file name. This script turns every "§8",
 "§I.8", "Part II §6" or "Part II, §6" in the markdown cells of the notebooks and in book/*.md into
 a link such as ``[§I.8](../part1/s08_baselines.ipynb)``. A bare "§N" inside a Part-k notebook
 means Part k's section N. References that are already links are rewritten to the same form, so
@@ -18,6 +18,9 @@ import json
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import toc_sections  # noqa: E402  (section numbers from _toc.yml)
 
 ROOT = Path(__file__).resolve().parents[1]
 ROMAN = ["I", "II", "III", "IV", "V"]
@@ -50,20 +53,19 @@ PROTECT = re.compile(
 
 def sections(toc=ROOT / "_toc.yml"):
     """{'I.8': 'notebooks/part1/s08_baselines', ...} for every section file in the toc."""
-    out = {}
-    for file in re.findall(r"^\s*-?\s*file:\s*(\S+)", toc.read_text(), re.M):
-        label = label_of(file)
-        if label:
-            out[label] = file
-    return out
+    return {label: doc for doc, label in toc_sections.labels(toc).items()}
 
 
 def label_of(docname):
-    m = re.match(r"notebooks/part(\d+)/s(\d+)_", docname)
-    return f"{ROMAN[int(m.group(1)) - 1]}.{int(m.group(2))}" if m else None
+    return toc_sections.labels().get(docname)
 
 
 def part_of(docname):
+    """The part (roman) whose chapters list ``docname``, or the part its folder holds (a page of
+    notebooks/partK/ not in the toc yet), None elsewhere."""
+    num = toc_sections.section_numbers().get(docname)
+    if num:
+        return ROMAN[num[0] - 1]
     m = re.match(r"notebooks/part(\d+)/", docname)
     return ROMAN[int(m.group(1)) - 1] if m else None
 

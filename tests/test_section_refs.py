@@ -19,15 +19,12 @@ LINK = re.compile(r"\[§([IV]+)\.(\d+)\]\(([^)\s]+)\)")
 
 
 def toc_sections():
-    """{docname: 'I.8'} from _toc.yml: numbered part k (roman) and the file's sNN."""
+    """{docname: 'I.8'} from _toc.yml, read here independently of book/_ext/toc_sections.py:
+    numbered part k (roman), the file's place n among the part's chapters."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     numbered = [p for p in toc["parts"] if p.get("numbered")]
-    out = {}
-    for k, part in enumerate(numbered):
-        for ch in part["chapters"]:
-            n = int(re.search(r"/s(\d+)_", ch["file"]).group(1))
-            out[ch["file"]] = f"{ROMAN[k]}.{n}"
-    return out
+    return {ch["file"]: f"{ROMAN[k]}.{n}" for k, part in enumerate(numbered)
+            for n, ch in enumerate(part["chapters"], 1)}
 
 
 def prose():
@@ -67,3 +64,26 @@ def test_every_reference_is_a_link_to_that_section():
 
 def test_the_sweep_is_done():
     assert link_sections.main(["--check"]) == 0
+
+
+def test_a_section_added_before_the_ledger_renumbers_the_ledger(tmp_path):
+    """Numbers come from the place in _toc.yml, not the file name: a new file listed before
+    Part I's ledger makes the ledger §I.13, with no file renamed."""
+    import sys
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import toc_sections
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    part1 = next(p for p in toc["parts"] if p.get("numbered"))
+    ledger = part1["chapters"][-1]["file"]
+    part1["chapters"].insert(len(part1["chapters"]) - 1, {"file": "notebooks/part1/new_section"})
+    new = tmp_path / "_toc.yml"
+    new.write_text(yaml.safe_dump(toc))
+    labels = toc_sections.labels(new)
+    assert labels["notebooks/part1/new_section"] == "I.12"
+    assert labels[ledger] == "I.13"
+    assert toc_sections.labels()[ledger] == "I.12"
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("link_sections", ROOT / "scripts" / "link_sections.py")
+    link = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(link)
+    assert link.sections(new)["I.13"] == ledger

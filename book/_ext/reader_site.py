@@ -36,8 +36,8 @@ from urllib.parse import quote
 
 from docutils import nodes
 
-ROMAN = {1: "I", 2: "II", 3: "III", 4: "IV", 5: "V"}
-SECTION_DOC = re.compile(r"^notebooks/part(\d+)/s(\d+)_")
+import toc_sections  # noqa: E402  (book/_ext is on the path: _config.yml)
+
 # MathJax components a page may load: _config.yml's loader asks for input/tex and output/svg (and
 # the hidden MathML for screen readers); the TeX extensions are loaded on demand (autoload)
 MATHJAX_FILES = ["startup.js", "core.js", "input/tex.js", "output/svg.js", "output/svg/fonts/tex.js",
@@ -45,16 +45,16 @@ MATHJAX_FILES = ["startup.js", "core.js", "input/tex.js", "output/svg.js", "outp
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def section_label(docname):
-    """'I.8' for notebooks/part1/s08_baselines, None for pages outside the parts."""
-    m = SECTION_DOC.match(docname)
-    return f"{ROMAN[int(m.group(1))]}.{int(m.group(2))}" if m else None
+def section_label(docname, toc=None):
+    """'I.8' for the eighth file of Part I in _toc.yml, None for pages outside the parts."""
+    return toc_sections.labels(toc or toc_sections.TOC).get(docname)
 
 
 def _relabel(env):
     """Replace each section's book-wide chapter number by its part label: (8, 2) -> ('I.8', 2)."""
+    toc = Path(env.srcdir) / "_toc.yml"
     for docname, secnums in env.toc_secnumbers.items():
-        label = section_label(docname)
+        label = section_label(docname, toc if toc.exists() else None)
         if label is None:
             continue
         new = lambda num: (label,) + tuple(num[1:]) if num else num
