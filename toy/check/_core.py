@@ -47,7 +47,7 @@ class Result:
         """Show nothing: the checker has printed its message already."""
 
 
-def _fmt(x):
+def fmt_value(x):
     """``x`` as short text; never raises (an answer may be an object that breaks numpy or repr)."""
     try:
         if isinstance(x, np.ndarray) or isinstance(x, (list, tuple)):
@@ -107,7 +107,7 @@ def failed(msg, hint="", n_passed=0, total=1):
     return Result(n_passed, total, text)
 
 
-def _close(got, expected, atol, rtol):
+def close_enough(got, expected, atol, rtol):
     """(True, None) when ``got`` matches ``expected``, else (False, why or None)."""
     if isinstance(got, (str, bytes, dict)) or (isinstance(got, np.ndarray) and got.dtype.kind in "OUSV"):
         return False, f"not a number or array of numbers, a {type(got).__name__}"
@@ -132,12 +132,12 @@ def compare(name, got, expected, hint="", atol=1e-6, rtol=1e-6):
         return False
     notes = []
     with _contained(notes):
-        ok, why = _close(got, expected, atol, rtol)
+        ok, why = close_enough(got, expected, atol, rtol)
     if ok:
-        passed(f"{name}: {_fmt(got)}")
+        passed(f"{name}: {fmt_value(got)}")
         return True
     detail = f" ({why})" if why else ""
-    failed(f"{name}: expected {_fmt(expected)}, got {_fmt(got)}{detail}", hint)
+    failed(f"{name}: expected {fmt_value(expected)}, got {fmt_value(got)}{detail}", hint)
     return False
 
 
@@ -162,7 +162,7 @@ def tally(fn, cases, judge, what="your function"):
                     try:
                         report = judge(got, c)
                     except Exception as e:  # noqa: BLE001 — an answer the judge cannot handle
-                        report = (f"case '{c.name}': {what} returned {_fmt(got)}, which cannot be "
+                        report = (f"case '{c.name}': {what} returned {fmt_value(got)}, which cannot be "
                                   f"compared with the expected value ({_why(e)})", c.hint)
         if report is None:
             n_ok += 1
@@ -174,11 +174,11 @@ def tally(fn, cases, judge, what="your function"):
 
 
 def _judge_close(got, c):
-    ok, why = _close(got, c.expected, c.atol, c.rtol)
+    ok, why = close_enough(got, c.expected, c.atol, c.rtol)
     if ok:
         return None
     detail = f" ({why})" if why else ""
-    return f"case '{c.name}': expected {_fmt(c.expected)}, got {_fmt(got)}{detail}", c.hint
+    return f"case '{c.name}': expected {fmt_value(c.expected)}, got {fmt_value(got)}{detail}", c.hint
 
 
 def run_cases(fn, cases, what="your function"):

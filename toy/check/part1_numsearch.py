@@ -63,14 +63,14 @@ def _first_failure(fn, cases, what):
     result matching a known mistake gets that mistake's hint. Prints ✓ or ✗, never raises;
     returns the :class:`~toy.check._core.Result`."""
     from types import SimpleNamespace
-    from ._core import _close, _fmt, tally
+    from ._core import close_enough, fmt_value, tally
 
     def judge(got, c):
-        ok, why = _close(got, c.expected, 1e-6, 1e-6)
+        ok, why = close_enough(got, c.expected, 1e-6, 1e-6)
         if ok:
             return None
-        hint = next((h for wrong, h in c.variants if _close(got, wrong, 1e-6, 1e-6)[0]), c.hint)
-        shown = (f"expected {_fmt(c.expected)}, got {_fmt(got)}" if np.ndim(c.expected) < 2 else
+        hint = next((h for wrong, h in c.variants if close_enough(got, wrong, 1e-6, 1e-6)[0]), c.hint)
+        shown = (f"expected {fmt_value(c.expected)}, got {fmt_value(got)}" if np.ndim(c.expected) < 2 else
                  f"max |got − expected| = {np.max(np.abs(np.asarray(got, float) - c.expected)):.4g}"
                  if why is None else why)
         return f"case '{c.name}': {shown}", hint
