@@ -13,20 +13,15 @@ def expected_tries(fn):
     E = Σ_{k=0}^{N−1} (1 − p)^k = (1 − (1 − p)^N) / p  (and N when p = 0)."""
     def ref(p, N):
         return float(N) if p == 0 else (1 - (1 - p) ** N) / p
-    cases = [
-        Case("N = 1: always one sample", (0.3, 1), ref(0.3, 1),
-             hint="the first sample is always drawn, whatever p is"),
-        Case("p = 1: the first sample passes", (1.0, 16), ref(1.0, 16),
-             hint="with p = 1 you stop after the first sample"),
-        Case("p = 0.5, N = 2", (0.5, 2), ref(0.5, 2),
-             hint="the second sample is drawn only if the first fails: 1 + (1 − p)"),
-        Case("p = 0.1, N = 16", (0.1, 16), ref(0.1, 16),
-             hint="sample k+1 is drawn iff the first k all failed: sum (1 − p)^k for k = 0..N−1"),
-        Case("p = 0.1, N = 10 000 (≈ 1/p)", (0.1, 10_000), ref(0.1, 10_000),
-             hint="without a budget the count is geometric with mean 1/p"),
-        Case("p = 0: every sample fails", (0.0, 8), ref(0.0, 8),
-             hint="the closed form divides by p; handle p = 0 separately (N samples)"),
+    table = [  # (name, (p, N), hint)
+        ("N = 1: always one sample", (0.3, 1), "the first sample is always drawn, whatever p is"),
+        ("p = 1: the first sample passes", (1.0, 16), "with p = 1 you stop after the first sample"),
+        ("p = 0.5, N = 2", (0.5, 2), "the second sample is drawn only if the first fails: 1 + (1 − p)"),
+        ("p = 0.1, N = 16", (0.1, 16), "sample k+1 is drawn iff the first k all failed: sum (1 − p)^k for k = 0..N−1"),
+        ("p = 0.1, N = 10 000 (≈ 1/p)", (0.1, 10_000), "without a budget the count is geometric with mean 1/p"),
+        ("p = 0: every sample fails", (0.0, 8), "the closed form divides by p; handle p = 0 separately (N samples)"),
     ]
+    cases = [Case(name, args, ref(*args), hint=hint) for name, args, hint in table]
     return run_cases(fn, cases, "your expected number of samples")
 
 
