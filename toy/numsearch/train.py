@@ -6,11 +6,11 @@ They all share **one** rollout (:func:`toy.numsearch.rollout`) and **one** loss
 .. math:: L(\theta) = -\sum_{i,t} c_{it}\, w_{it} \log \pi_\theta(a_{it} \mid h_{it}),
 
 and differ only in the weight ``w`` of each episode, an advantage of :func:`toy.rl.advantages`
-(``advantage=``, one of ``toy.rl.ADVANTAGES``), and in the normaliser ``c`` of
+(``algo=``, one of ``toy.rl.ADVANTAGES``), and in the normaliser ``c`` of
 :func:`toy.rl.aggregate_weights` (``loss_type=``):
 
 ===============  ==========================================  ===============
-``advantage``    w of an episode with reward R               ``loss_type``
+``algo``         w of an episode with reward R               ``loss_type``
 ===============  ==========================================  ===============
 (SFT)            1 on the demonstrations                     ``"sum"``
 ``"rft"``        1 if R > 0 else 0 (ReST: keep the wins)     ``"sum"``
@@ -27,23 +27,30 @@ Every trainer takes ``seed=`` and returns ``(theta, history)``; ``history`` is a
 arrays.
 """
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 
-from . import numsearch as ns
-from . import rl
-from .metrics import mean_se  # noqa: F401  (for the notebooks that still import it from here)
-from ._check_args import (as_array, flag, instance, int_array, integer, one_of, real,
-                          seed as check_seed)
-from .prob import log_softmax, log_softmax_table_grad, sample_categorical, softmax
+from . import game as ns
+from .. import rl
+from ..metrics import mean_se  # noqa: F401  (Part III notebooks still import it from toy.numsearch_train)
+from .._check_args import (as_array, checked, flag, instance, int_array, integer, one_of, real,
+                           seed as check_seed)
+from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
-__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS",
+__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE",
            "demonstrations", "train_sft", "train_rest", "train_pg"]
 
 ALL_TARGETS = tuple(range(1, ns.N + 1))
 
 
 # ------------------------------------------------------ the one weighted log-prob loss
+def _check_loss(theta, traj, w, loss_type):
+    one_of(loss_type, "loss_type", rl.LOSS_TYPES)
+    return {"theta": ns.check_theta(theta), "w": per_action(traj, w)}
+
+
+@checked(_check_loss)
 def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     r"""The §11 unified loss and its exact gradient:
 
@@ -56,18 +63,18 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     episodes). Returns ``(loss, grad)``, grad of shape (S, A), nonzero only in visited
     states; gradient *descent* on L is ascent on the weighted log-likelihood.
     """
-    theta = ns._check_theta(theta)
-    w = _per_action(traj, w)
+    if w.ndim == 1:
+        w = w[:, None]                                             # one weight per game → per action
     cw = rl.aggregate_weights(traj.mask, loss_type) * w            # (n, T), 0 on padding
     m = traj.mask
-    loss, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
+    loss, rows, grad_rows = loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
     grad = np.zeros((ns.S, ns.A))
     grad[rows] = grad_rows
     return loss, grad
 
 
-def _per_action(traj, w):
-    """Weights (n,) per game or (n, T) per action, broadcast to (n, T)."""
+def per_action(traj, w):
+    """Weights (n,) per game or (n, T) per action, checked against ``traj`` and broadcast to (n, T)."""
     instance(traj, ns.Trajectories, "traj")
     w = as_array(w, "w")
     if w.shape == (len(traj),):
@@ -77,7 +84,7 @@ def _per_action(traj, w):
     return w
 
 
-def _loss_rows(theta, s, a, cw):
+def loss_rows(theta, s, a, cw):
     """−Σ cw·log π(a | s) over actions (K,) and its gradient on the visited rows of the logit
     table ``theta`` (any number of rows): returns ``(loss, rows, grad[rows])``."""
     rows, k = np.unique(s, return_inverse=True)                     # visited states; s = rows[k]
@@ -127,12 +134,16 @@ class SFTConfig:
         real(self.lr, "lr", lo=0, lo_open=True)
 
 
+def _check_train_sft(theta0, demos, cfg, seed):
+    ns.check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")
+    instance(cfg, SFTConfig, "cfg"), check_seed(seed)
+
+
+@checked(_check_train_sft)
 def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
     r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
     (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1 and ``loss_type="sum"``.
     ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
-    ns._check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")  # argcheck
-    instance(cfg, SFTConfig, "cfg"), check_seed(seed)  # argcheck
     theta = np.array(theta0, dtype=float)
     hist = {"loss": [], "eval_step": [], "J": []}
     w = np.ones(len(demos))
@@ -166,6 +177,11 @@ class ReSTConfig:
             _check_targets(self.eval_targets, "eval_targets")
 
 
+def _check_train_rest(theta0, cfg, seed):
+    ns.check_theta(theta0, "theta0"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)
+
+
+@checked(_check_train_rest)
 def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     r"""ReST / expert iteration. Each round: play one game on each of ``cfg.n_prompts`` hidden
     numbers (grow), keep the wins (the ``"rft"`` advantage), SFT on the kept data (improve):
@@ -175,7 +191,6 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
     (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
     after the last.
     """
-    ns._check_theta(theta0, "theta0"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)  # argcheck
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
@@ -199,36 +214,41 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
 
 
 # ------------------------------------------------------------------- policy gradient
-DEFAULT_LOSS = {"rft": "sum", "reinforce": "sum", "baseline": "sum", "rloo": "sum", "grpo": "grpo",
-                "dr_grpo": "dr_grpo"}          # the loss_type each advantage comes with (the §11 table)
+DEFAULT_LOSS_TYPE = {"rft": "sum", "reinforce": "sum", "baseline": "sum", "rloo": "sum", "grpo": "grpo",
+                     "dr_grpo": "dr_grpo"}     # the loss_type each algorithm comes with (the §11 table)
 GROUP_ADVANTAGES = ("rloo", "grpo", "dr_grpo")  # relative to the group: need G >= 2
 
 
 @dataclass
 class PGConfig:
-    advantage: str = "grpo"           # one of toy.rl.ADVANTAGES: the weight w of the unified loss
+    algo: str = "grpo"                # one of toy.rl.ADVANTAGES: the weight w of the unified loss
     steps: int = 200                  # updates (one fresh on-policy batch each)
     n_prompts: int = 8                # hidden numbers per batch
     G: int = 8                        # games per hidden number (the group); batch = n_prompts·G games
     lr: float = 10.0                  # learning rate of gradient descent on the logits
-    loss_type: str | None = None      # one of toy.rl.LOSS_TYPES (None → DEFAULT_LOSS[advantage])
-    b: float = 0.0                    # advantage "baseline": the initial b of w = R − b
-    decay: float = 0.9                # running mean b ← decay·b + (1 − decay)·mean R (1.0 keeps b constant)
+    loss_type: str | None = None      # one of toy.rl.LOSS_TYPES (None → DEFAULT_LOSS_TYPE[algo])
+    b: float = 0.0                    # algo "baseline": the initial b of w = R − b
+    baseline_decay: float = 0.9       # running mean b ← decay·b + (1 − decay)·mean R (1.0 keeps b constant)
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
     eval_every: int = 20              # compute the exact J every this many steps
 
     def __post_init__(self):
-        one_of(self.advantage, "advantage", rl.ADVANTAGES)
-        _check_int_fields(self, steps=0, n_prompts=1, G=2 if self.advantage in GROUP_ADVANTAGES else 1,
+        one_of(self.algo, "algo", rl.ADVANTAGES)
+        _check_int_fields(self, steps=0, n_prompts=1, G=2 if self.algo in GROUP_ADVANTAGES else 1,
                           eval_every=1)
         real(self.lr, "lr", lo=0, lo_open=True)
         if self.loss_type is not None:
             one_of(self.loss_type, "loss_type", rl.LOSS_TYPES)
         real(self.b, "b")
-        real(self.decay, "decay", 0, 1)
+        real(self.baseline_decay, "baseline_decay", 0, 1)
         _check_targets(self.targets, "targets")
 
 
+def _check_train_pg(theta0, cfg, seed):
+    ns.check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
+
+
+@checked(_check_train_pg)
 def train_pg(theta0, cfg=PGConfig(), seed=0):
     r"""On-policy training with the unified loss: each step samples ``n_prompts`` hidden numbers
     × G games from π_θ, sets w = :func:`toy.rl.advantages` of their rewards and takes one
@@ -238,9 +258,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
     whose G rewards are all equal), ``b`` (the baseline used), ``abs_w`` (mean |w| of the
     batch); ``J`` exact (over ``cfg.targets``) every ``eval_every`` steps.
     """
-    ns._check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)  # argcheck
-    cfg.__post_init__()  # argcheck
-    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.advantage]
+    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     b = cfg.b
@@ -251,14 +269,14 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
         targets = np.repeat(rng.choice(cfg.targets, size=cfg.n_prompts), cfg.G)   # (n_prompts·G,)
         traj = ns.rollout(ns.policy_probs(theta), targets, rng)                   # one rollout
         R = traj.reward.reshape(cfg.n_prompts, cfg.G)                             # (n_prompts, G)
-        w = rl.advantages(R, cfg.advantage, b)                                    # (n_prompts, G)
+        w = rl.advantages(R, cfg.algo, b)                                    # (n_prompts, G)
         _, grad = weighted_logprob_loss(theta, traj, w.ravel(), loss_type)        # one loss
         theta -= cfg.lr * grad
         hist["success"].append(R.mean())
         hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
         hist["b"].append(b)
         hist["abs_w"].append(np.abs(w).mean())
-        b = cfg.decay * b + (1 - cfg.decay) * R.mean()                            # after use: b ⟂ this batch
+        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
     return theta, _as_arrays(hist)
 
@@ -267,6 +285,12 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
 __all__ += ["reinforce_estimate"]
 
 
+def _check_reinforce_estimate(theta, traj, w):
+    instance(traj, ns.Trajectories, "traj")
+    return {"theta": ns.check_theta(theta), "w": None if w is None else per_action(traj, w)}
+
+
+@checked(_check_reinforce_estimate)
 def reinforce_estimate(theta, traj, w=None):
     r"""The REINFORCE (score-function) estimate of ∇_θ J from a batch of n sampled episodes:
 
@@ -286,6 +310,18 @@ def reinforce_estimate(theta, traj, w=None):
 __all__ += ["degenerate_probability", "group_update_size"]
 
 
+def _probabilities(p):
+    p = as_array(p, "p")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
+    return p
+
+
+def _check_degenerate_probability(p, G):
+    return {"p": _probabilities(p), "G": integer(G, "G", lo=1)}
+
+
+@checked(_check_degenerate_probability)
 def degenerate_probability(p, G):
     r"""Probability that a group of G 0/1 rewards, each a success with probability ``p``, is
     degenerate (all equal, so every group-relative advantage is 0):
@@ -294,14 +330,16 @@ def degenerate_probability(p, G):
 
     ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape.
     """
-    integer(G, "G", lo=1)  # argcheck
-    p = as_array(p, "p")
-    if np.any((p < 0) | (p > 1)):  # argcheck
-        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
     return p ** G + (1 - p) ** G
 
 
-def group_update_size(p, G, advantage="grpo"):
+def _check_group_update_size(p, G, algo):
+    one_of(algo, "algo", ("grpo", "dr_grpo"))
+    return {"p": _probabilities(p), "G": integer(G, "G", lo=2)}
+
+
+@checked(_check_group_update_size)
+def group_update_size(p, G, algo="grpo"):
     r"""Expected size of one group's update on an instance with success rate ``p``, exactly.
 
     Model the instance as the two-armed bandit of §8 (one logit θ, success with p = σ(θ),
@@ -312,16 +350,10 @@ def group_update_size(p, G, advantage="grpo"):
     ≈ p(1 − p)·(1 − 1/G) without the division and ≈ √(p(1 − p)) with it.
     ``p``: scalar or array; returns the same shape.
     """
-    from math import comb
-    one_of(advantage, "advantage", ("grpo", "dr_grpo"))  # argcheck
-    G = integer(G, "G", lo=2)  # argcheck
-    p = as_array(p, "p")
-    if np.any((p < 0) | (p > 1)):  # argcheck
-        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
     out = np.zeros_like(p)
     for k in range(G + 1):
         R = np.r_[np.ones(k), np.zeros(G - k)]                       # (G,) k successes
-        adv = rl.advantages(R, advantage)                            # (G,) Â
+        adv = rl.advantages(R, algo)                                 # (G,) Â
         succ = np.mean(adv * R)                                      # Σ_j Â_j·[R_j = 1] / G
         fail = np.mean(adv * (1 - R))                                # Σ_j Â_j·[R_j = 0] / G
         update = succ * (1 - p) - fail * p                           # (1/G) Σ_j Â_j g_j
@@ -332,7 +364,13 @@ def group_update_size(p, G, advantage="grpo"):
 __all__ += ["advantage_gap", "expected_estimate"]
 
 
-def advantage_gap(p, G, advantage="grpo"):
+def _check_advantage_gap(p, G, algo):
+    one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
+    return {"p": _probabilities(p), "G": integer(G, "G", lo=2)}
+
+
+@checked(_check_advantage_gap)
+def advantage_gap(p, G, algo="grpo"):
     r"""How much more weight a win gets than a loss in a group of G, on average over the group:
 
     .. math:: c(p) = \mathbb E_{K}\big[\hat A(1; K) - \hat A(0; K)\big], \qquad K \sim \text{Binomial}(G - 1, p),
@@ -342,23 +380,23 @@ def advantage_gap(p, G, advantage="grpo"):
     ``"rloo"`` c = 1 (constants); for ``"grpo"`` it depends on p (the division by σ_R).
     ``p``: scalar or array; returns the same shape.
     """
-    from math import comb
-    one_of(advantage, "advantage", ("reinforce", "rloo", "grpo", "dr_grpo"))  # argcheck
-    G = integer(G, "G", lo=2)  # argcheck
-    p = as_array(p, "p")
-    if np.any((p < 0) | (p > 1)):  # argcheck
-        raise ValueError(f"p must be probabilities in [0, 1], got min {p.min()}, max {p.max()}")
     out = np.zeros_like(p)
     for k in range(G):                                               # wins among the G − 1 others
         others = np.r_[np.ones(k), np.zeros(G - 1 - k)]
-        a_win = rl.advantages(np.r_[1.0, others], advantage)[0]      # Â of a win, k other wins
-        a_loss = rl.advantages(np.r_[0.0, others], advantage)[0]     # Â of a loss, k other wins
+        a_win = rl.advantages(np.r_[1.0, others], algo)[0]           # Â of a win, k other wins
+        a_loss = rl.advantages(np.r_[0.0, others], algo)[0]          # Â of a loss, k other wins
         out = out + comb(G - 1, k) * p ** k * (1 - p) ** (G - 1 - k) * (a_win - a_loss)
     return out
 
 
-def expected_estimate(theta, advantage="grpo", G=8):
-    r"""The expectation of :func:`reinforce_estimate` with the weights of ``advantage`` computed
+def _check_expected_estimate(theta, algo, G):
+    one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
+    return {"theta": ns.check_theta(theta), "G": integer(G, "G", lo=2)}
+
+
+@checked(_check_expected_estimate)
+def expected_estimate(theta, algo="grpo", G=8):
+    r"""The expectation of :func:`reinforce_estimate` with the weights of ``algo`` computed
     in groups of G games on one hidden number (x uniform on 1..16), exactly:
 
     .. math:: \mathbb E[\hat g] = \frac1N \sum_x c(p_x)\, \nabla_\theta p_x
@@ -371,7 +409,7 @@ def expected_estimate(theta, advantage="grpo", G=8):
     """
     p = ns.exact_J(ns.policy_probs(theta), per_target=True)         # (N,) P(win | x)
     grads = ns.exact_grad(theta, per_target=True)                    # (N, S, A) ∇p_x
-    c = advantage_gap(p, G, advantage)                               # (N,)
+    c = advantage_gap(p, G, algo)                                    # (N,)
     return np.tensordot(c, grads, axes=1) / ns.N
 
 
@@ -400,8 +438,8 @@ def _rollout_seeds(theta, targets, streams):
     the returned states are rows of that stacked table (seed k's states are offset by k·S)."""
     K, n = targets.shape
     offset = np.repeat(np.arange(K) * ns.S, n)                              # (K·n,)
-    choose = lambda t, s: sample_categorical(softmax(theta[s + offset]), streams) + 1
-    traj = ns._play(choose, targets.ravel())
+    choose = lambda t, s: inverse_cdf(softmax(theta[s + offset]), streams.random((len(s), 1))) + 1
+    traj = ns.play(choose, targets.ravel())
     traj.states = np.where(traj.mask, traj.states + offset[:, None], -1)
     return traj
 
@@ -419,8 +457,8 @@ def _stack(theta0, K):
     if theta0.ndim == 3:
         if len(theta0) != K:
             raise ValueError(f"theta0 of shape {theta0.shape} must hold one table per seed ({K})")
-        return np.concatenate([ns._check_theta(th) for th in theta0])
-    return np.tile(ns._check_theta(theta0), (K, 1))
+        return np.concatenate([ns.check_theta(th) for th in theta0])
+    return np.tile(ns.check_theta(theta0), (K, 1))
 
 
 def _evaluate_seeds(theta, hist, step, targets):
@@ -451,7 +489,7 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    loss_type = cfg.loss_type or DEFAULT_LOSS[cfg.advantage]
+    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     K, B, G = len(seeds), cfg.n_prompts, cfg.G
     streams = _Streams(seeds)
     theta = _stack(theta0, K)                                               # (K·S, A)
@@ -463,17 +501,17 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
         targets = np.repeat(streams.choice(cfg.targets, B), G, axis=1)      # (K, B·G)
         traj = _rollout_seeds(theta, targets, streams)
         R = traj.reward.reshape(K, B, G)
-        w = rl.advantages(R.reshape(K * B, G), cfg.advantage, np.repeat(b, B)[:, None]).reshape(K, B * G)
+        w = rl.advantages(R.reshape(K * B, G), cfg.algo, np.repeat(b, B)[:, None]).reshape(K, B * G)
         c = rl.aggregate_weights(traj.mask.reshape(K, B * G, ns.T), loss_type)   # each seed its own batch
         cw = (c * w[..., None]).reshape(K * B * G, ns.T)
         m = traj.mask
-        _, rows, grad_rows = _loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
+        _, rows, grad_rows = loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
         theta[rows] -= cfg.lr * grad_rows
         hist["success"].append(R.reshape(K, -1).mean(axis=1))
         hist["degenerate"].append(np.array([rl.degenerate_fraction(Rk) for Rk in R]) if G > 1 else np.full(K, np.nan))
         hist["b"].append(b.copy())
         hist["abs_w"].append(np.abs(w).mean(axis=1))
-        b = cfg.decay * b + (1 - cfg.decay) * R.reshape(K, -1).mean(axis=1)
+        b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * R.reshape(K, -1).mean(axis=1)
     _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
     return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
 
@@ -507,7 +545,7 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
             m = dataset.mask
             s, a = dataset.states[m], dataset.guesses[m] - 1
             for _ in range(cfg.sft_steps):
-                _, rows, grad_rows = _loss_rows(theta, s, a, cw[m])
+                _, rows, grad_rows = loss_rows(theta, s, a, cw[m])
                 theta[rows] -= cfg.lr * grad_rows
         hist["success"].append(traj.reward.reshape(K, -1).mean(axis=1))
         hist["kept"].append(keep.reshape(K, -1).sum(axis=1))
@@ -521,10 +559,10 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     every trainer here it descends a loss, L = −J, so
     :math:`\theta \leftarrow \theta - \text{lr}\cdot\nabla_\theta L = \theta + \text{lr}\cdot\nabla_\theta J(\theta)`
     with ∇J from :func:`toy.numsearch.exact_grad` (no sampling, no groups). REINFORCE with the ``sum``
-    normaliser (``advantage="reinforce"``) takes this step *in expectation*. Returns ``(theta,
+    normaliser (``algo="reinforce"``) takes this step *in expectation*. Returns ``(theta,
     history)`` with ``eval_step`` and exact ``J``."""
     integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
-    theta = np.array(ns._check_theta(theta0, "theta0"), dtype=float)
+    theta = np.array(ns.check_theta(theta0, "theta0"), dtype=float)
     hist = {"eval_step": [], "J": []}
     for step in range(steps):
         if step % eval_every == 0:
@@ -541,8 +579,8 @@ def estimate_variance(theta, traj, w):
     n games has 1/n of it. ``w``: (n,) per game or (n, T) per action (a per-state baseline,
     reward-to-go). The guesses of one game are made in distinct states, so
     :math:`\lVert \hat g_i\rVert^2 = \sum_t w_{it}^2 \lVert e_{a_{it}} - \pi(\cdot \mid s_{it})\rVert^2`."""
-    theta = ns._check_theta(theta)
-    w = _per_action(traj, w)
+    theta = ns.check_theta(theta)
+    w = per_action(traj, w)
     pi, m = ns.policy_probs(theta), traj.mask
     s, a, ww = traj.states[m], traj.guesses[m] - 1, w[m]
     sq = ww ** 2 * (1 - 2 * pi[s, a] + np.sum(pi[s] ** 2, axis=1))
@@ -550,15 +588,18 @@ def estimate_variance(theta, traj, w):
     return float(sq.sum() / len(traj) - np.sum(mean ** 2))
 
 
+def _check_batch_cosines(theta, traj, w, n):
+    instance(traj, ns.Trajectories, "traj"), integer(n, "n", lo=1)
+    if len(traj) % n:
+        raise ValueError(f"n must be a positive integer dividing the {len(traj)} games, got {n}")
+    return {"theta": ns.check_theta(theta), "w": per_action(traj, w), "n": int(n)}
+
+
+@checked(_check_batch_cosines)
 def batch_cosines(theta, traj, w, n):
     r"""Cosine between the REINFORCE estimate of each batch of ``n`` consecutive games in ``traj``
     (weights ``w``, ``sum`` normaliser) and the exact ∇J: how well one update's direction
     points uphill. Returns an array (len(traj) // n,)."""
-    instance(traj, ns.Trajectories, "traj"), integer(n, "n", lo=1)  # argcheck
-    theta = ns._check_theta(theta)
-    if int(n) != n or n < 1 or len(traj) % n:
-        raise ValueError(f"n must be a positive integer dividing the {len(traj)} games, got {n}")
-    w = _per_action(traj, w)
     g, pi = ns.exact_grad(theta), ns.policy_probs(theta)
     m, nb = traj.mask, len(traj) // n
     batch = np.broadcast_to(np.repeat(np.arange(nb), n)[:, None], m.shape)
