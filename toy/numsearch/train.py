@@ -33,7 +33,6 @@ import numpy as np
 
 from . import game as ns
 from .. import rl
-from ..metrics import mean_se  # noqa: F401  (Part III notebooks still import it from toy.numsearch_train)
 from .._check_args import (as_array, checked, flag, instance, int_array, integer, one_of, real,
                            seed as check_seed)
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
@@ -414,7 +413,7 @@ def expected_estimate(theta, algo="grpo", G=8):
 
 
 # ------------------------------------------- many seeds at once (races with standard errors)
-__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "mean_se", "estimate_variance",
+__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "estimate_variance",
             "batch_cosines"]
 
 
