@@ -496,3 +496,40 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ------------------------------------------------------- the shown functions are the equation alone
+def _shown_in_part1():
+    """(module alias, name) of every Number Search function a Part I notebook shows with toy.show."""
+    import json
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]
+    found = set()
+    for nb in sorted((root / "notebooks" / "part1").glob("s*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            found |= set(re.findall(r"toy\.show\((n[st])\.(\w+)\)", "".join(cell["source"])))
+    return sorted(found)
+
+
+SHOWN = _shown_in_part1()
+CHECK_CALL = re.compile(r"\b(as_array|int_array|integer|real|broadcast|instance|one_of|flag|generator|check_seed|"
+                        r"check_theta|check_pi|per_action|_check_\w+|nonneg|positive|probabilities)\(|raise ValueError|# argcheck")
+
+
+def test_part1_notebooks_show_functions():
+    assert len(SHOWN) >= 14 and ("ns", "exact_values") in SHOWN and ("nt", "weighted_logprob_loss") in SHOWN
+
+
+@pytest.mark.parametrize("alias, name", SHOWN)
+def test_a_shown_function_is_its_equation_without_argument_checks(alias, name):
+    import ast
+    import inspect
+    import toy
+    fn = getattr({"ns": ns, "nt": nt}[alias], name)
+    assert not name.startswith("_"), f"{alias}.{name}: a notebook shows a private function"
+    tree = ast.parse(repr(toy.show(fn)))
+    body = tree.body[0].body[1:] if ast.get_docstring(tree.body[0]) else tree.body[0].body
+    code = "\n".join(ast.unparse(st) for st in body)
+    assert not CHECK_CALL.search(code), f"{alias}.{name} shows an argument check: {CHECK_CALL.search(code).group(0)}"
+    if inspect.signature(fn).parameters:                          # its arguments are checked apart, at the boundary
+        assert callable(getattr(fn, "check", None)), f"{alias}.{name} takes arguments but is not @checked"
