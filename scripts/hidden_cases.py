@@ -17,7 +17,8 @@ Every generator is tested against the book's own solutions (tests/test_make_assi
 """
 import numpy as np
 
-from toy import bandit, numsearch as ns, numsearch_train as nt, prob, rl
+from toy import bandit, numsearch as ns, prob, rl
+from toy.numsearch import train as nt
 from toy.check import part1_numsearch as _check_ns
 
 N_HIDDEN = 6        # hidden cases per function checker (fewer where the argument space is small)
@@ -117,7 +118,7 @@ def masked_pg_loss(rng):
     for i in range(4):
         seed, n = int(rng.integers(1 << 30)), int(rng.integers(3, 12))
         rewards = "_tr.reward" if i % 2 == 0 else f"np.random.default_rng({seed + 1}).normal(size={n})"
-        setup = (_batch(seed, n) + f"\nargs = (check.part1_numsearch._token_case(_th, _tr), _tr.token_mask, {rewards})")
+        setup = (_batch(seed, n) + f"\nargs = (check.part1_numsearch.token_case(_th, _tr), _tr.token_mask, {rewards})")
         out.append(_case(f"hidden {i + 1}", setup,
                          lambda logp, m, R: -float(np.sum(np.asarray(R)[:, None] * m * logp)) / len(R)))
     return out, []
@@ -305,4 +306,4 @@ def hidden(checker, seed):
     return cases, forbidden, ADAPT.get(checker)
 
 
-assert _check_ns._token_case       # the helper masked_pg_loss's hidden cases build their arguments with
+assert _check_ns.token_case       # the helper masked_pg_loss's hidden cases build their arguments with

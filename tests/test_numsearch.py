@@ -360,3 +360,9 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+def test_the_package_re_exports_the_game():
+    from toy.numsearch import game
+    assert ns.rollout is game.rollout and ns.exact_J is game.exact_J and ns.N == game.N == 16
+    assert all(not n.startswith("_") and getattr(ns, n) is getattr(game, n) for n in game.__all__)

@@ -1,4 +1,4 @@
-"""toy.numsearch_train: the unified loss, SFT, ReST, the policy-gradient trainers (one seed and
+"""toy.numsearch.train: the unified loss, SFT, ReST, the policy-gradient trainers (one seed and
 vectorised over seeds), the §9–§10 group statistics and the REINFORCE estimate.
 
 References: finite differences, naive loops over games, steps and batches, the one-seed trainers
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from toy import numsearch as ns
-from toy import numsearch_train as nt
+from toy.numsearch import train as nt
 from toy import rl
 
 
@@ -177,7 +177,7 @@ def test_sft_on_binary_search_demos_learns_binary_search_greedily():
 
 def test_grpo_improves_and_is_reproducible():
     th0 = ns.weak_prior()
-    cfg = nt.PGConfig(advantage="grpo", steps=150)
+    cfg = nt.PGConfig(algo="grpo", steps=150)
     t1, h1 = nt.train_pg(th0, cfg, seed=0)
     t2, h2 = nt.train_pg(th0, cfg, seed=0)
     assert np.array_equal(t1, t2)
@@ -194,7 +194,7 @@ def test_rest_cold_start_stalls_on_hard_targets():
 
 @pytest.mark.parametrize("method", rl.ADVANTAGES)
 def test_every_method_runs_and_logs(method):
-    th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage=method, steps=20, eval_every=10), seed=1)
+    th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(algo=method, steps=20, eval_every=10), seed=1)
     assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
     assert np.all(np.isfinite(th))
 
@@ -215,8 +215,8 @@ def _record_weights(monkeypatch):
 @pytest.mark.parametrize("decay", [None, 0.8, 0.0])                     # None: the default, 0.9
 def test_running_mean_baseline_naive_loop(monkeypatch, decay):
     calls = _record_weights(monkeypatch)
-    cfg = nt.PGConfig(advantage="baseline", steps=15, n_prompts=4, G=2, b=0.3, eval_every=100,
-                      **({} if decay is None else {"decay": decay}))
+    cfg = nt.PGConfig(algo="baseline", steps=15, n_prompts=4, G=2, b=0.3, eval_every=100,
+                      **({} if decay is None else {"baseline_decay": decay}))
     decay = 0.9 if decay is None else decay
     _, h = nt.train_pg(ns.weak_prior(), cfg, seed=2)
     assert len(calls) == 15
@@ -232,7 +232,7 @@ def test_running_mean_baseline_naive_loop(monkeypatch, decay):
 
 def test_decay_one_keeps_the_baseline_constant(monkeypatch):
     calls = _record_weights(monkeypatch)
-    cfg = nt.PGConfig(advantage="baseline", steps=5, n_prompts=2, G=2, b=0.25, decay=1.0, eval_every=100)
+    cfg = nt.PGConfig(algo="baseline", steps=5, n_prompts=2, G=2, b=0.25, baseline_decay=1.0, eval_every=100)
     _, h = nt.train_pg(ns.weak_prior(), cfg, seed=0)
     np.testing.assert_array_equal(h["b"], [0.25] * 5)
     for R, w in calls:
@@ -253,11 +253,11 @@ def _same_runs(batched, singles, keys):
 
 
 @pytest.mark.parametrize("cfg", [
-    nt.PGConfig(advantage="grpo", steps=25, eval_every=10),
-    nt.PGConfig(advantage="baseline", steps=25, n_prompts=4, G=1, eval_every=10),
-    nt.PGConfig(advantage="reinforce", steps=20, n_prompts=3, G=2, eval_every=7),
-    nt.PGConfig(advantage="dr_grpo", steps=20, loss_type="dapo", targets=(2, 9, 15)),
-    nt.PGConfig(advantage="rft", steps=15, G=4, loss_type="grpo"),
+    nt.PGConfig(algo="grpo", steps=25, eval_every=10),
+    nt.PGConfig(algo="baseline", steps=25, n_prompts=4, G=1, eval_every=10),
+    nt.PGConfig(algo="reinforce", steps=20, n_prompts=3, G=2, eval_every=7),
+    nt.PGConfig(algo="dr_grpo", steps=20, loss_type="dapo", targets=(2, 9, 15)),
+    nt.PGConfig(algo="rft", steps=15, G=4, loss_type="grpo"),
 ])
 def test_train_pg_seeds_is_train_pg_for_every_seed(cfg):
     singles = [nt.train_pg(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
@@ -275,7 +275,7 @@ def test_train_pg_seeds_from_one_table_per_seed():
 
 
 def test_abs_w_is_the_mean_weight_size():
-    _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="reinforce", steps=5), seed=2)
+    _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="reinforce", steps=5), seed=2)
     assert np.allclose(h["abs_w"], h["success"])                   # w = R ∈ {0, 1}: mean |w| = mean R
 
 
@@ -302,7 +302,7 @@ def test_seed_trainers_reject_no_seeds():
     with pytest.raises(ValueError, match="seeds"):
         nt.train_rest_seeds(ns.weak_prior(), nt.ReSTConfig(rounds=1), seeds=[])
     with pytest.raises(ValueError, match="G"):
-        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(advantage="grpo", G=1), seeds=[0])
+        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(algo="grpo", G=1), seeds=[0])
 
 
 def test_train_exact_takes_the_exact_gradient_step():
@@ -315,14 +315,6 @@ def test_train_exact_takes_the_exact_gradient_step():
     g = ns.exact_grad(theta0)
     assert h_small["J"][1] - h_small["J"][0] == pytest.approx(eps * np.sum(g * g), rel=1e-2)
     assert list(h["eval_step"]) == [0, 1]
-
-
-def test_mean_se_by_hand():
-    m, se = nt.mean_se(np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 3.0]]))
-    assert np.allclose(m, [3.0, 1.0])
-    assert np.allclose(se, [2.0 / np.sqrt(3), np.sqrt(3.0) / np.sqrt(3)])
-    with pytest.raises(ValueError, match="x"):
-        nt.mean_se([0.5])
 
 
 def _games(n=60, seed=0):
@@ -397,7 +389,7 @@ def test_group_update_matches_monte_carlo_bandit():
 
 
 def test_group_update_rejects_bad_input():
-    with pytest.raises(ValueError, match="advantage"):
+    with pytest.raises(ValueError, match="algo"):
         nt.group_update_size(0.5, 8, "rft")
     with pytest.raises(ValueError, match="G"):
         nt.group_update_size(0.5, 1)
@@ -412,11 +404,11 @@ def test_trainers_reject_bad_input():
         nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(3))
     with pytest.raises(ValueError, match="loss_type"):
         nt.weighted_logprob_loss(np.zeros((ns.S, ns.A)), traj, np.ones(1), "mean")
-    with pytest.raises(ValueError, match="advantage"):
-        nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="ppo"))
+    with pytest.raises(ValueError, match="algo"):
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="ppo"))
     with pytest.raises(ValueError, match="G"):
-        nt.train_pg(ns.weak_prior(), nt.PGConfig(advantage="grpo", G=1))
-    cfg = nt.PGConfig(advantage="grpo")
+        nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="grpo", G=1))
+    cfg = nt.PGConfig(algo="grpo")
     cfg.G = 1                                                   # a config changed after it was checked
     with pytest.raises(ValueError, match="G"):
         nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=[0])
@@ -448,14 +440,14 @@ BAD_INPUTS = [
     (nt.PGConfig, (), {"lr": -1, "steps": -5}, "steps"),
     (nt.PGConfig, (), {"lr": -1}, "lr"),
     (nt.PGConfig, (), {"eval_every": 0}, "eval_every"),                 # was a ZeroDivisionError
-    (nt.PGConfig, (), {"advantage": "ppo"}, "advantage"),
+    (nt.PGConfig, (), {"algo": "ppo"}, "algo"),
     (nt.PGConfig, (), {"G": 1}, "G"),                                   # a group of 1 for GRPO
-    (nt.PGConfig, (), {"advantage": "reinforce", "G": 0}, "G"),
-    (nt.PGConfig, (), {"advantage": "rloo", "G": 1}, "G"),
+    (nt.PGConfig, (), {"algo": "reinforce", "G": 0}, "G"),
+    (nt.PGConfig, (), {"algo": "rloo", "G": 1}, "G"),
     (nt.PGConfig, (), {"n_prompts": 0}, "n_prompts"),
     (nt.PGConfig, (), {"loss_type": "mean"}, "loss_type"),
     (nt.PGConfig, (), {"b": None}, "b"),
-    (nt.PGConfig, (), {"decay": 1.5}, "decay"),
+    (nt.PGConfig, (), {"baseline_decay": 1.5}, "baseline_decay"),
     (nt.PGConfig, (), {"targets": (3.5,)}, "targets"),
     (nt.demonstrations, (), {"targets": (0,)}, "targets"),
     (nt.demonstrations, (), {"targets": (2.5,)}, "targets"),
@@ -474,12 +466,12 @@ BAD_INPUTS = [
     (nt.degenerate_probability, ([1.5], 4), {}, "p"),
     (nt.group_update_size, ([0.5], 1), {}, "G"),
     (nt.advantage_gap, (0.5, 1), {}, "G"),
-    (nt.advantage_gap, (0.5, 8, "rft"), {}, "advantage"),
+    (nt.advantage_gap, (0.5, 8, "rft"), {}, "algo"),
     (nt.advantage_gap, (1.5, 8), {}, "p"),
-    (nt.expected_estimate, (ns.weak_prior(), "baseline"), {}, "advantage"),
+    (nt.expected_estimate, (ns.weak_prior(), "baseline"), {}, "algo"),
     (nt.expected_estimate, (ns.weak_prior()[:3], "grpo"), {}, "theta"),
     (nt.group_update_size, ([0.5], "8"), {}, "G"),
-    (nt.group_update_size, ([0.5], 8, "rloo"), {}, "advantage"),
+    (nt.group_update_size, ([0.5], 8, "rloo"), {}, "algo"),
     (nt.group_update_size, ([-0.5], 8), {}, "p"),
     (nt.train_pg_seeds, (_TH,), {"seeds": [0, -1]}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),
@@ -492,9 +484,6 @@ BAD_INPUTS = [
     (nt.train_exact, (_TH,), {"lr": 0}, "lr"),
     (nt.train_exact, (_TH,), {"eval_every": 0}, "eval_every"),
     (nt.train_exact, (_TH[:2],), {}, "theta0"),
-    (nt.mean_se, ([1.0],), {}, "x"),
-    (nt.mean_se, (np.ones((3, 2)),), {"axis": 2}, "axis"),
-    (nt.mean_se, ([1.0, np.nan],), {}, "x"),
     (nt.estimate_variance, (_TH, "traj", np.ones(2)), {}, "traj"),
     (nt.estimate_variance, (_TH, _TRAJ, np.ones(3)), {}, "w"),
     (nt.batch_cosines, (_TH, _TRAJ, np.ones(2), None), {}, "n"),
@@ -507,3 +496,40 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ------------------------------------------------------- the shown functions are the equation alone
+def _shown_in_part1():
+    """(module alias, name) of every Number Search function a Part I notebook shows with toy.show."""
+    import json
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]
+    found = set()
+    for nb in sorted((root / "notebooks" / "part1").glob("s*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            found |= set(re.findall(r"toy\.show\((n[st])\.(\w+)\)", "".join(cell["source"])))
+    return sorted(found)
+
+
+SHOWN = _shown_in_part1()
+CHECK_CALL = re.compile(r"\b(as_array|int_array|integer|real|broadcast|instance|one_of|flag|generator|check_seed|"
+                        r"check_theta|check_pi|per_action|_check_\w+|nonneg|positive|probabilities)\(|raise ValueError|# argcheck")
+
+
+def test_part1_notebooks_show_functions():
+    assert len(SHOWN) >= 14 and ("ns", "exact_values") in SHOWN and ("nt", "weighted_logprob_loss") in SHOWN
+
+
+@pytest.mark.parametrize("alias, name", SHOWN)
+def test_a_shown_function_is_its_equation_without_argument_checks(alias, name):
+    import ast
+    import inspect
+    import toy
+    fn = getattr({"ns": ns, "nt": nt}[alias], name)
+    assert not name.startswith("_"), f"{alias}.{name}: a notebook shows a private function"
+    tree = ast.parse(repr(toy.show(fn)))
+    body = tree.body[0].body[1:] if ast.get_docstring(tree.body[0]) else tree.body[0].body
+    code = "\n".join(ast.unparse(st) for st in body)
+    assert not CHECK_CALL.search(code), f"{alias}.{name} shows an argument check: {CHECK_CALL.search(code).group(0)}"
+    if inspect.signature(fn).parameters:                          # its arguments are checked apart, at the boundary
+        assert callable(getattr(fn, "check", None)), f"{alias}.{name} takes arguments but is not @checked"

@@ -235,7 +235,7 @@ def test_group_baseline_including_self_scales_gradient_lecture16_exercise1():
 def test_dynamic_sampling_cost_lecture6_exercise5():
     # accuracy 0.9, groups of 8: P(all right) = 0.9^8 ≈ 0.43; 16 mixed groups need ≈ 16 / 0.57 ≈ 28 draws;
     # half the problems at 0.99 and half at 0.81: P(all right) ≈ 0.55. Checked by sampling groups.
-    from toy.numsearch_train import degenerate_probability
+    from toy.numsearch.train import degenerate_probability
     rng = np.random.default_rng(6)
     p_deg = float(degenerate_probability(0.9, 8))
     assert p_deg == pytest.approx(0.43, abs=0.005)               # the lecture's 0.43 (+ 1e-8 all wrong)

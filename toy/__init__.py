@@ -22,9 +22,9 @@ The equations (``toy.rl``, ``toy.metrics``, ``toy.prob``):
 
 The three worlds (each: an environment or model, and its trainers):
 
-- Part I, Number Search: ``toy.numsearch`` (the game, a tabular policy, exact J and ∇J) and
-  ``toy.numsearch_train`` (SFT, ReST, REINFORCE / baseline / RLOO / GRPO / Dr. GRPO through one
-  ``weighted_logprob_loss``, vectorised over seeds); ``toy.bandit`` (§I.8).
+- Part I, Number Search: ``toy.numsearch`` — ``game`` (the game, a tabular policy, exact J and ∇J),
+  ``train`` (SFT, ReST, REINFORCE / baseline / RLOO / GRPO / Dr. GRPO through one
+  ``weighted_logprob_loss``, vectorised over seeds), ``figures``; ``toy.bandit`` (§I.8).
 - Part II, the arithmetic toy LLM: ``toy.arith`` (problems, methods, sampling),
   ``toy.arith_train`` (STaR, REINFORCE, GRPO/DAPO through ``rl.policy_loss``),
   ``toy.arith_variant`` (the rare-method world of §II.6).

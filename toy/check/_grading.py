@@ -87,8 +87,9 @@ def fresh_toy():
     pkg.__path__, pkg.__package__, pkg.__file__ = [str(TOY)], name, str(TOY / "__init__.py")
     sys.modules[name] = pkg
     mods = {m: importlib.import_module(f"{name}.{m}")
-            for m in ("check", "check._core", "rl", "prob", "bandit", "numsearch", "numsearch_train")}
-    return types.SimpleNamespace(name=name, **{k.replace("check._core", "core"): v for k, v in mods.items()})
+            for m in ("check", "check._core", "rl", "prob", "bandit", "numsearch", "numsearch.train")}
+    alias = {"check._core": "core", "numsearch.train": "numsearch_train"}
+    return types.SimpleNamespace(name=name, **{alias.get(k, k): v for k, v in mods.items()})
 
 
 def forget(fresh):

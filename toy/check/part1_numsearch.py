@@ -79,7 +79,7 @@ def _first_failure(fn, cases, what):
     return tally(fn, cases, judge, what)
 
 
-def _token_case(theta, traj):
+def token_case(theta, traj):
     """Per-token log-probs (n, 2T) of a batch: the policy's log π on guess tokens and, on the
     environment's tokens, some nonzero numbers (what a language model would assign them)."""
     logp = np.zeros(traj.tokens.shape)
@@ -100,7 +100,7 @@ def masked_pg_loss(fn):
                           ("12 sampled games (some end early: padding)", batch, batch.reward),
                           ("rewards that are not 0/1", batch, np.linspace(-1, 2, 12)),
                           ("all games lost", four, np.zeros(4))]:
-        logp, m = _token_case(theta, traj), traj.token_mask
+        logp, m = token_case(theta, traj), traj.token_mask
         n = len(traj)
         exp = -float(np.sum(R[:, None] * m * logp)) / n
         variants = [(-float(np.sum(R[:, None] * logp)) / n,
@@ -121,8 +121,8 @@ def masked_pg_loss(fn):
 def reinforce_estimate(fn):
     r"""Exercise (§6): ``fn(theta, traj)`` returns the REINFORCE estimate (S, A)
     :math:`\hat g = \frac1n\sum_i R(\tau_i)\sum_{t:\,m_{it}=1}\big(e_{a_{it}} - \pi_\theta(\cdot \mid s_{it})\big)`
-    placed in the rows :math:`s_{it}`; compared with :func:`toy.numsearch_train.reinforce_estimate`."""
-    from .. import numsearch_train as nt
+    placed in the rows :math:`s_{it}`; compared with :func:`toy.numsearch.train.reinforce_estimate`."""
+    from ..numsearch import train as nt
     rng = np.random.default_rng(7)
     theta = ns.weak_prior() + 0.5 * rng.normal(size=(ns.S, ns.A))
     four = ns.replay([[8, 12, 10, 11], [4, 8, 12, 11], [16, 8, 9, 10], [1, 2, 3, 4]], 11)

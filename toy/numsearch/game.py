@@ -29,18 +29,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check_args import as_array, broadcast, flag, generator, instance, int_array, integer, real
-from .prob import _sample_categorical, log_softmax, softmax
+from .._check_args import as_array, broadcast, checked, flag, generator, instance, int_array, integer, real
+from ..prob import inverse_cdf, log_softmax, softmax
 
 __all__ = [
     "N", "T", "S", "A", "HIGHER", "LOWER", "FOUND", "NONE", "FEEDBACK_NAMES",
-    "state_index", "state_of", "feedback_for", "narrow", "Trajectories", "rollout", "replay",
+    "state_index", "state_of", "feedback_for", "narrow", "Trajectories", "play", "rollout", "replay",
     "state_after",
     "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
     "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
     "action_logprobs", "off_path",
     "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
-    "optimal_action_values", "optimal_tables", "regret_by_guess",
+    "optimal_action_values", "optimal_tables", "regret_by_guess", "check_pi", "check_theta",
 ]
 
 N = 16          # numbers 1..N
@@ -71,17 +71,28 @@ def state_of(s):
     return s // N % N + 1, s % N + 1, s // (N * N) + 1
 
 
+def _check_feedback_for(guess, target):
+    guess, target = int_array(guess, "guess"), int_array(target, "target", 1, N)
+    broadcast([guess.shape, target.shape], ["guess", "target"])
+    return {"guess": guess, "target": target}
+
+
+@checked(_check_feedback_for)
 def feedback_for(guess, target):
     """Environment answer: FOUND ("correct") if guess == target, HIGHER if the target is larger, else LOWER."""
-    broadcast([int_array(guess, "guess").shape, int_array(target, "target", 1, N).shape], ["guess", "target"])  # argcheck
-    guess, target = np.asarray(guess), np.asarray(target)
     return np.where(guess == target, FOUND, np.where(guess < target, HIGHER, LOWER))
 
 
+def _check_narrow(lo, hi, guess, fb):
+    args = {k: int_array(x, k) for k, x in (("lo", lo), ("hi", hi), ("guess", guess))}
+    args["fb"] = int_array(fb, "fb", NONE, FOUND)
+    broadcast([a.shape for a in args.values()], list(args))
+    return args
+
+
+@checked(_check_narrow)
 def narrow(lo, hi, guess, fb):
     """New feasible interval after feedback: higher → lo = max(lo, g+1); lower → hi = min(hi, g−1)."""
-    shapes = [int_array(x, k).shape for x, k in ((lo, "lo"), (hi, "hi"), (guess, "guess"))]  # argcheck
-    broadcast(shapes + [int_array(fb, "fb", NONE, FOUND).shape], ["lo", "hi", "guess", "fb"])  # argcheck
     lo = np.where(fb == HIGHER, np.maximum(lo, guess + 1), lo)
     hi = np.where(fb == LOWER, np.minimum(hi, guess - 1), hi)
     return lo, hi
@@ -145,7 +156,7 @@ class Trajectories:
                          for g, f, m in zip(self.guesses[i], self.feedback[i], self.mask[i]) if m)
 
 
-def _play(choose, target, start=None, limit=None):
+def play(choose, target, start=None, limit=None):
     """The one environment loop. ``choose(t, s)`` returns guesses (n,) for step t in states s;
     ``limit`` (n,) optionally stops episodes after that many guesses (a history prefix)."""
     target = int_array(target, "target", 1, N, ndim=1)
@@ -187,9 +198,9 @@ def rollout(pi, target, rng, start=None):
     ``start`` = optional ``(lo, hi, left)`` (scalars or (n,) arrays) to begin mid-game.
     Vectorised over episodes: one numpy step per guess.
     """
-    pi = _check_pi(pi)
+    pi = check_pi(pi)
     generator(rng)
-    return _play(lambda t, s: _sample_categorical(pi[s], rng) + 1, target, start)
+    return play(lambda t, s: inverse_cdf(pi[s], rng.random((len(s), 1))) + 1, target, start)
 
 
 def replay(guess_seqs, target):
@@ -210,7 +221,7 @@ def replay(guess_seqs, target):
         g[i, :len(q)] = q
     target = np.broadcast_to(np.asarray(target, dtype=int), (len(seqs),))
     lengths = np.array([len(q) for q in seqs])
-    traj = _play(lambda t, s: g[:, t], target, limit=lengths)
+    traj = play(lambda t, s: g[:, t], target, limit=lengths)
     if np.any(traj.length != lengths):
         raise ValueError("guess_seqs must not continue after the hidden number was hit")
     return traj
@@ -229,14 +240,16 @@ def state_after(guesses, target):
 
 
 # ------------------------------------------------------------------------------ policies
-def _check_pi(pi):
+def check_pi(pi):
+    """``pi`` as a float table of probabilities of shape (S, A), else a ValueError naming it."""
     pi = as_array(pi, "pi", ndim=2)
     if pi.shape != (S, A) or pi.min() < 0 or np.abs(pi.sum(axis=1) - 1).max() > 1e-6:
         raise ValueError(f"pi must be a table of probabilities of shape ({S}, {A}), got shape {pi.shape}")
     return pi
 
 
-def _check_theta(theta, name="theta"):
+def check_theta(theta, name="theta"):
+    """``theta`` as float logits of shape (S, A), else a ValueError naming it (as ``name``)."""
     theta = as_array(theta, name, ndim=2)
     if theta.shape != (S, A):
         raise ValueError(f"{name} must be logits of shape ({S}, {A}), got shape {theta.shape}")
@@ -259,12 +272,12 @@ def _table(x):
 
 def policy_probs(theta, temperature=1.0):
     r"""π_θ(g | s) = softmax(θ_s / temperature), a table (S, A)."""
-    return softmax(_check_theta(theta), temperature)
+    return softmax(check_theta(theta), temperature)
 
 
 def greedy_policy(theta):
     """The argmax policy of ``theta`` as a one-hot table (S, A) (ties → smallest guess)."""
-    theta = _check_theta(theta)
+    theta = check_theta(theta)
     return np.eye(A)[theta.argmax(axis=1)]
 
 
@@ -293,6 +306,11 @@ def uniform_feasible_policy():
     return p / p.sum(axis=1, keepdims=True)
 
 
+def _check_weak_prior(in_range, scan):
+    return {"in_range": real(in_range, "in_range"), "scan": real(scan, "scan")}
+
+
+@checked(_check_weak_prior)
 def weak_prior(in_range=2.0, scan=0.3):
     r"""The "pretrained" starting point: logits (S, A)
 
@@ -302,7 +320,6 @@ def weak_prior(in_range=2.0, scan=0.3):
     has seen linear scans. Its exact success rate is printed by ``exact_J(policy_probs(weak_prior()))``
     (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16).
     """
-    real(in_range, "in_range"), real(scan, "scan")  # argcheck
     left, lo, hi, g = _grid()
     logits = in_range * ((g >= lo) & (g <= hi)) - scan * np.abs(g - lo)
     return _table(logits)
@@ -322,7 +339,7 @@ def cold_prior():
 def action_logprobs(theta, traj):
     """log π_θ(a_t | h_t) of the guesses in ``traj``, (n, T), 0 on padding."""
     instance(traj, Trajectories, "traj")
-    logp = log_softmax(_check_theta(theta))                        # (S, A)
+    logp = log_softmax(check_theta(theta))                        # (S, A)
     s = np.where(traj.mask, traj.states, 0)
     a = np.where(traj.mask, traj.guesses - 1, 0)
     return np.where(traj.mask, logp[s, a], 0.0)
@@ -387,11 +404,20 @@ def _triples():
 _TX, _TLO, _THI, _TSTATE, _THIT, _TNEXT = _triples()
 
 
-def _values(pi):
-    r"""The dynamic programme of :func:`exact_values` for tables ``pi`` (..., S, A) (any leading
-    batch axes) → V (..., N, T+1, N, N), computed on the triples (x, lo, hi) with lo ≤ x ≤ hi:
+def _check_exact_values(pi):
+    return {"pi": check_pi(pi)}
 
-    .. math:: V_x(lo, hi, k) = \sum_g \pi(g \mid lo, hi, k)\,\big([g = x] + [g \ne x]\, V_x(lo', hi', k-1)\big)
+
+@checked(_check_exact_values)
+def exact_values(pi):
+    r"""Per-target success probabilities by dynamic programming, V of shape (N, T+1, N, N):
+
+    .. math:: V_x(lo, hi, k) = \sum_g \pi(g \mid lo, hi, k)\,\big([g = x] + [g \ne x]\, V_x(lo', hi', k-1)\big),
+              \qquad V_x(\cdot, 0) = 0
+
+    ``V[x-1, k, lo-1, hi-1]`` for hidden number x (meaningful when lo ≤ x ≤ hi), computed on the
+    triples (x, lo, hi) with lo ≤ x ≤ hi. From inside ``toy``, ``pi`` may also be a stack
+    (..., S, A) (any leading batch axes) → V (..., N, T+1, N, N).
     """
     batch = pi.shape[:-2]
     pi3 = pi.reshape(batch + (T, N * N, A))                          # (..., k, (lo, hi), g)
@@ -404,23 +430,12 @@ def _values(pi):
     return np.moveaxis(V, -3, -4)                                    # (..., x, k, lo, hi)
 
 
-def exact_values(pi):
-    r"""Per-target success probabilities by dynamic programming, V of shape (N, T+1, N, N):
-
-    .. math:: V_x(lo, hi, k) = \sum_g \pi(g \mid lo, hi, k)\,\big([g = x] + [g \ne x]\, V_x(lo', hi', k-1)\big),
-              \qquad V_x(\cdot, 0) = 0
-
-    ``V[x-1, k, lo-1, hi-1]`` for hidden number x (meaningful when lo ≤ x ≤ hi).
-    """
-    return _values(_check_pi(pi))
-
-
 def exact_J(pi, per_target=False, start=None):
     r"""J = E_x[ P(win | x) ] with x uniform on 1..16, exactly. ``per_target=True`` → (N,) array.
 
     ``start = (lo, hi, left)`` evaluates games that begin in that state (targets lo..hi).
     """
-    V = exact_values(pi)
+    V = exact_values(check_pi(pi))
     flag(per_target, "per_target")
     lo, hi, left = (1, N, T) if start is None else _check_state(start, "start", left_lo=0)
     per = V[lo - 1:hi, left, lo - 1, hi - 1]                         # targets lo..hi
@@ -469,7 +484,7 @@ def state_visits(pi):
 
     Each state is visited at most once (guesses left decreases), so μ is a probability.
     """
-    pi4 = _check_pi(pi).reshape(T, N, N, N)
+    pi4 = check_pi(pi).reshape(T, N, N, N)
     hit, dest = _HIT, _DEST.ravel()
     mu = np.zeros((N, T, N, N))                                      # (x, k-1, lo, hi)
     mu[:, T - 1, 0, N - 1] = 1.0                                     # start: [1, 16], T left
@@ -523,7 +538,7 @@ def state_values(pi):
     r"""V^π(s) for every state s = (lo, hi, left), shape (S,): the success probability from s with
     the target uniform on [lo, hi] (the posterior after any history that reached s); 0 for
     the never-visited states with lo > hi. The exact per-state baseline b(h_t) of §8."""
-    V = exact_values(pi)                                             # (x, k, lo, hi)
+    V = exact_values(check_pi(pi))                                   # (x, k, lo, hi)
     x = np.arange(1, N + 1)[:, None, None]
     lo, hi = np.arange(1, N + 1)[None, :, None], np.arange(1, N + 1)[None, None, :]
     inside = (lo <= x) & (x <= hi)                                   # (x, lo, hi)
@@ -537,7 +552,7 @@ def action_values(pi, lo, hi, left):
     [lo, hi] with ``left`` guesses (posterior: target uniform on [lo, hi]).
     Returns ``(Q, V, A)``: arrays (A,) indexed by guess − 1, and a float."""
     lo, hi, left = _check_state((lo, hi, left), "(lo, hi, left)")
-    V = exact_values(pi)
+    V = exact_values(check_pi(pi))
     Q = _q_values(V)[lo - 1:hi, left - 1, lo - 1, hi - 1].mean(axis=0)   # (A,)
     v = float(V[lo - 1:hi, left, lo - 1, hi - 1].mean())
     return Q, v, Q - v
@@ -587,7 +602,7 @@ def regret_by_guess(pi):
     probability, so the posterior there is uniform). Returns an (T,) array whose sum is
     V*(start) − J = 15/16 − J: how much of the gap each guess of the game causes.
     """
-    pi = _check_pi(pi)
+    pi = check_pi(pi)
     reach = state_visits(pi).mean(axis=0)                            # (S,) P(reach s), x uniform
     Q = optimal_action_values()                                      # (S, A)
     loss = reach * np.sum(pi * (Q.max(axis=-1, keepdims=True) - Q), axis=-1)   # (S,)
