@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from toy import _check_args as ca
-from toy import arith, arith_train, numsearch_train
+from toy import arith, numsearch_train
+from toy.arith import train as arith_train
 from toy.tinylm import cache, model, train
 
 WIDTHS_INT = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
