@@ -52,7 +52,7 @@ def peak_memory_mb(pid):
 def trainers():
     """(name, budget in s, function) of each fast trainer that is timed."""
     from toy import arith as A
-    from toy import arith_train as T
+    from toy.arith import train as T
     train, test = A.make_dataset()
     return [
         ("arith_train.reinforce, GRPO advantages, 30 batches", 1.0,

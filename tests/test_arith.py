@@ -9,8 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from toy import arith as A
+import toy.arith
 from toy import metrics
+from toy.arith import model as A
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +187,7 @@ def test_counts_by_a_naive_loop():
 
 
 def test_hint_moves_only_the_correct_methods_logit_in_any_world():
-    m = A.Model(base_logits=np.zeros((5, 4)))                     # four methods (as arith_variant)
+    m = A.Model(base_logits=np.zeros((5, 4)))                     # four methods (as arith.variant)
     np.testing.assert_allclose(m.logits(hint=2.0) - m.logits(), np.tile([2.0, 0, 0, 0], (5, 1)))
 
 
@@ -327,3 +328,10 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument_table(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+
+def test_the_package_re_exports_the_model():
+    for name in A.__all__:
+        assert getattr(toy.arith, name) is getattr(A, name)
+    assert toy.arith.train.__name__ == "toy.arith.train" and toy.arith.variant.__name__ == "toy.arith.variant"

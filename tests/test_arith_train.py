@@ -1,4 +1,4 @@
-"""Tests for toy.arith_train: STaR, REINFORCE with an advantage switch, GRPO and DAPO's switches.
+"""Tests for toy.arith.train: STaR, REINFORCE with an advantage switch, GRPO and DAPO's switches.
 (Their speed is measured by ``make bench``, not here.)"""
 import re
 from dataclasses import replace
@@ -8,7 +8,7 @@ import pytest
 
 from finite_differences import central
 from toy import arith as A
-from toy import arith_train as T
+from toy.arith import train as T
 from toy import rl
 from toy.prob import log_softmax_table_grad
 
@@ -30,7 +30,7 @@ def _batch(methods, contexts, logp_old):
 def test_sft_on_nothing_is_the_original_model():
     probs = A.make_problems(4, 0)
     s = A.sample(A.Model(), probs, 1, np.random.default_rng(0))
-    m = T.sft(A.Model(), s, np.zeros((4, 1)))
+    m = T.train_sft(A.Model(), s, keep=np.zeros((4, 1)))
     np.testing.assert_array_equal(m.delta, 0)
 
 
@@ -38,7 +38,7 @@ def test_sft_step_is_the_mean_log_likelihood_gradient():
     probs = A.make_problems(3, 0)
     s = A.sample(A.Model(), probs, 2, np.random.default_rng(0))
     keep = np.array([[1, 0], [1, 1], [0, 0]])
-    m = T.sft(A.Model(), s, keep, steps=1, lr=0.5)
+    m = T.train_sft(A.Model(), s, T.SFTConfig(steps=1, lr=0.5), keep)
     pi = A.P_START
     g = np.zeros((5, 3))                      # naive loop over kept solutions and steps
     for i, j in zip(*np.nonzero(keep)):
@@ -58,7 +58,7 @@ def test_sft_many_steps_match_repeated_chain_rule_steps():
     for _ in range(25):                       # L = −Σ kept log π / N, descended
         g = log_softmax_table_grad(ref.probs(), s.context[real], s.method[real], -w)
         ref.delta -= 0.3 * g / keep.sum()
-    np.testing.assert_allclose(T.sft(A.Model(), s, keep, steps=25, lr=0.3).delta, ref.delta, atol=1e-12)
+    np.testing.assert_allclose(T.train_sft(A.Model(), s, T.SFTConfig(steps=25, lr=0.3), keep).delta, ref.delta, atol=1e-12)
 
 
 def test_star_phenomena(data):
@@ -122,7 +122,7 @@ def _reinforce_loop(train, test, cfg, seed):
         s = A.sample(model, batch, cfg.G, rng)
         r = A.verify(s, batch)
         b = r.mean() if b is None else b
-        adv = rl.advantages(r, cfg.advantage, b)
+        adv = rl.advantages(r, cfg.algo, b)
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * r.mean()
         T.pg_step(model, s, adv, cfg.lr)
         pass1.append(A.pass1_exact(model, test))
@@ -133,11 +133,12 @@ def _reinforce_loop(train, test, cfg, seed):
 def test_reinforce_seeds_is_exactly_the_loop_over_seeds(data, advantage):
     train, test = data
     cfg = T.ReinforceConfig(advantage, steps=4, G=4, n_prompts=8)
-    many = T.reinforce_seeds(train, test, cfg, seeds=(3, 0, 7))
-    for seed, h in zip((3, 0, 7), many):
+    models, h = T.reinforce_seeds(train, test, cfg, seeds=(3, 0, 7))
+    assert h["pass1"].shape == (3, 5) and h["train_reward"].shape == (3, 4)
+    for k, (seed, model) in enumerate(zip((3, 0, 7), models)):
         pass1, delta = _reinforce_loop(train, test, cfg, seed)
-        np.testing.assert_array_equal(h["pass1"], pass1)
-        np.testing.assert_array_equal(h["model"].delta, delta)
+        np.testing.assert_array_equal(h["pass1"][k], pass1)
+        np.testing.assert_array_equal(model.delta, delta)
         np.testing.assert_array_equal(T.reinforce(train, test, cfg, seed=seed)["pass1"], pass1)
 
 
@@ -262,8 +263,8 @@ def test_drop_degenerate_keeps_the_mixed_groups_of_one_draw_and_rescales_the_ste
 def test_overlong_switch_on_a_hand_made_batch():
     correct = np.array([[1, 0], [1, 1], [0, 1]])
     n_steps = np.array([8, 10, 12])
-    np.testing.assert_array_equal(T.shaped_reward(correct, n_steps, T.GRPOConfig()), correct)
-    shaped = T.shaped_reward(correct, n_steps, T.GRPOConfig(overlong=True))
+    np.testing.assert_array_equal(T.reward_with_overlong(correct, n_steps, T.GRPOConfig()), correct)
+    shaped = T.reward_with_overlong(correct, n_steps, T.GRPOConfig(overlong=True))
     np.testing.assert_allclose(shaped, correct + np.array([[0.0], [-0.5], [-1.0]]))
     # one length per group in this toy: the penalty shifts a whole group, GRPO's advantage is unchanged
     np.testing.assert_allclose(rl.grpo_advantages(shaped), rl.grpo_advantages(correct))
@@ -287,7 +288,7 @@ def test_grpo_trainer_runs_every_switch(data):
     (lambda tr, te: T.star(tr, te, T.STaRConfig(rounds=0)), "rounds"),
     (lambda tr, te: T.star(tr, te, T.STaRConfig(hint=-1)), "hint"),
     (lambda tr, te: T.star(tr, te, T.STaRConfig(verifier="tens")), "verifier"),
-    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(advantage="ppo")), "advantage"),
+    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(algo="ppo")), "algo"),
     (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(lr=0)), "lr"),
     (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(G=1)), "G"),
     (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(G=1)), "G"),
@@ -320,13 +321,17 @@ _S = A.sample(_M, _TR.subset(np.arange(4)), 3, np.random.default_rng(0))
 _KEEP = np.ones((4, 3))
 _W = np.ones(_S.method.shape)
 BAD_INPUTS = [
-    (T.sft, (_M, _S, _KEEP), {"steps": -1}, "steps"),
-    (T.sft, (_M, _S, _KEEP), {"steps": None}, "steps"),
-    (T.sft, (_M, _S, _KEEP), {"lr": "0.2"}, "lr"),
-    (T.sft, (_M, _S, np.ones((4, 2))), {}, "keep"),
-    (T.sft, (_M, _S, _KEEP), {"n_problems": 0}, "n_problems"),
-    (T.sft, (None, _S, _KEEP), {}, "base"),
-    (T.sft, (_M, None, _KEEP), {}, "samples"),
+    (T.SFTConfig, (), {"steps": -1}, "steps"),
+    (T.SFTConfig, (), {"steps": None}, "steps"),
+    (T.SFTConfig, (), {"lr": "0.2"}, "lr"),
+    (T.SFTConfig, (), {"n_problems": 0}, "n_problems"),
+    (T.train_sft, (_M, _S), {"keep": np.ones((4, 2))}, "keep"),
+    (T.train_sft, (_M, _S), {"keep": [[np.nan] * 3] * 4}, "keep"),
+    (T.train_sft, (None, _S), {"keep": _KEEP}, "base"),
+    (T.train_sft, (_M, None), {"keep": _KEEP}, "samples"),
+    (T.train_sft, (_M, _S, {"steps": 3}), {}, "cfg"),
+    (T.star_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
+    (T.star_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
     (T.STaRConfig, (), {"rounds": 0}, "rounds"),
     (T.STaRConfig, (), {"hint": -1}, "hint"),
     (T.STaRConfig, (), {"hint": None}, "hint"),
@@ -337,8 +342,8 @@ BAD_INPUTS = [
     (T.star, (_TR, _TE), {"seed": -3}, "seed"),
     (T.star, (None, _TE), {}, "train"),
     (T.star, (_TR, _TE, {"rounds": 2}), {}, "cfg"),
-    (T.ReinforceConfig, (), {"advantage": "ppo"}, "advantage"),
-    (T.ReinforceConfig, (), {"advantage": "sft"}, "advantage"),
+    (T.ReinforceConfig, (), {"algo": "ppo"}, "algo"),
+    (T.ReinforceConfig, (), {"algo": "sft"}, "algo"),
     (T.ReinforceConfig, (), {"lr": 0}, "lr"),
     (T.ReinforceConfig, (), {"lr": "4"}, "lr"),
     (T.ReinforceConfig, (), {"G": 1}, "G"),
@@ -373,9 +378,9 @@ BAD_INPUTS = [
     (T.pg_step, (_M, None, np.ones((4, 3)), 1.0), {}, "s"),
     (T.pg_step, (_M, _S, np.ones((4, 3)), 0.0), {}, "lr"),
     (T.pg_step, (None, _S, np.ones((4, 3)), 1.0), {}, "model"),
-    (T.shaped_reward, (np.ones((2, 3)), [4, 5], {}), {}, "cfg"),
-    (T.shaped_reward, (np.ones((2, 3)), [4, 5, 6], T.GRPOConfig()), {}, "n_steps"),
-    (T.shaped_reward, (np.ones(3), [4], T.GRPOConfig()), {}, "correct"),
+    (T.reward_with_overlong, (np.ones((2, 3)), [4, 5], {}), {}, "cfg"),
+    (T.reward_with_overlong, (np.ones((2, 3)), [4, 5, 6], T.GRPOConfig()), {}, "n_steps"),
+    (T.reward_with_overlong, (np.ones(3), [4], T.GRPOConfig()), {}, "correct"),
     (T.grpo_step, (_M, _S, np.ones((4, 2)), T.GRPOConfig()), {}, "adv"),
     (T.grpo_step, (_M, None, np.ones((4, 3)), T.GRPOConfig()), {}, "s"),
     (T.grpo_step, (_M, _S, np.ones((4, 3)), None), {}, "cfg"),
@@ -385,6 +390,9 @@ BAD_INPUTS = [
     (T.grpo, (_TR, _TE), {"callback": "print"}, "callback"),
     (T.grpo, (_TR, _TE, T.GRPOConfig(n_prompts=21)), {}, "n_prompts"),
     (T.grpo, (_TR, _TE), {"seed": 1.5}, "seed"),
+    (T.grpo_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seed"),
+    (T.grpo_seeds, (_TR, _TE), {"processes": 0}, "processes"),
+    (T.grpo_seeds, (_TR, _TE, {"lr": 4}), {}, "cfg"),
 ]
 
 
@@ -392,3 +400,58 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument_table(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+# ------------------------------------------------------------------ one vocabulary, checks apart
+def test_train_sft_keeps_everything_by_default():
+    probs = A.make_problems(5, 0)
+    s = A.sample(A.Model(), probs, 2, np.random.default_rng(0))
+    cfg = T.SFTConfig(steps=3, lr=0.4)
+    np.testing.assert_array_equal(T.train_sft(A.Model(), s, cfg).delta,
+                                  T.train_sft(A.Model(), s, cfg, keep=np.ones((5, 2))).delta)
+
+
+def test_sft_config_normaliser_divides_the_gradient():
+    probs = A.make_problems(3, 0)
+    s = A.sample(A.Model(), probs, 2, np.random.default_rng(0))
+    keep = np.array([[1, 0], [1, 1], [0, 0]])
+    own = T.train_sft(A.Model(), s, T.SFTConfig(steps=1, lr=0.5), keep).delta            # N = 3 kept
+    fixed = T.train_sft(A.Model(), s, T.SFTConfig(steps=1, lr=0.5, n_problems=6), keep).delta
+    np.testing.assert_allclose(fixed, own * 3 / 6)
+
+
+def test_loss_type_none_is_the_default_table_entry():
+    assert T.GRPOConfig().loss_type is None and T.DEFAULT_LOSS_TYPE == {"reinforce": "sum", "grpo": "grpo"}
+    probs = A.make_problems(6, 0)
+    s = A.sample(A.Model(), probs, 4, np.random.default_rng(0))
+    adv = rl.grpo_advantages(A.verify(s, probs))
+    m0, m1 = A.Model(), A.Model()
+    T.grpo_step(m0, s, adv, T.GRPOConfig(lr=1.0))
+    T.grpo_step(m1, s, adv, T.GRPOConfig(lr=1.0, loss_type="grpo"))
+    np.testing.assert_array_equal(m0.delta, m1.delta)
+
+
+def test_star_seeds_and_grpo_seeds_stack_the_single_runs(data):
+    train, test = data
+    models, h = T.star_seeds(train, test, T.STaRConfig(rounds=2), seeds=(4, 1))
+    assert h["pass1"].shape == (2, 3) and h["p_correct"].shape == (2, 3, 5) and len(models) == 2
+    for k, seed in enumerate((4, 1)):
+        one = T.star(train, test, T.STaRConfig(rounds=2), seed=seed)
+        np.testing.assert_array_equal(h["kept"][k], one["kept"])
+        np.testing.assert_array_equal(models[k].delta, one["model"].delta)
+    cfg = T.GRPOConfig(steps=2)
+    models, h = T.grpo_seeds(train, test, cfg, seeds=(2, 5), processes=1)
+    assert h["clip_frac"].shape == (2, 2)
+    for k, seed in enumerate((2, 5)):
+        one = T.grpo(train, test, cfg, seed=seed)
+        np.testing.assert_array_equal(h["pass1"][k], one["pass1"])
+        np.testing.assert_array_equal(models[k].delta, one["model"].delta)
+
+
+@pytest.mark.parametrize("fn", [T.train_sft, T.star, T.pg_step, T.reinforce, T.reinforce_seeds, T.grpo_step,
+                                T.reward_with_overlong, T.grpo, T.star_seeds, T.grpo_seeds])
+def test_shown_functions_are_the_equation_alone(fn):
+    import toy
+    src = repr(toy.show(fn))
+    assert hasattr(fn, "check") and "argcheck" not in src
+    assert not re.search(r"\b(instance|integer|positive|as_array|check_seed|_check_\w+)\(|raise ValueError", src)

@@ -1,12 +1,12 @@
-"""Tests for toy.arith_variant: two correct methods, each right on part of the × 2-digit steps."""
+"""Tests for toy.arith.variant: two correct methods, each right on part of the × 2-digit steps."""
 import re
 
 import numpy as np
 import pytest
 
 from toy import arith, metrics
-from toy import arith_variant as V
-from toy.arith_train import ReinforceConfig
+from toy.arith import variant as V
+from toy.arith.train import ReinforceConfig
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,8 @@ BAD_INPUTS = [
     (V.p_solve, (V.Model(), _TE), {"temperature": -1}, "temperature"),
     (V.pass1_exact, (V.Model(), _TE.subset([])), {}, "problems"),
     (V.train, (_TR, _TE, "cfg"), {}, "cfg"),
-    (V.train, (_TR, _TE, ReinforceConfig(advantage="baseline")), {}, "cfg.advantage"),
+    (V.train, (_TR, _TE, ReinforceConfig(algo="baseline")), {}, "cfg.algo"),
+    (V.train_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
     (V.train, (_TR, _TE, ReinforceConfig(n_prompts=21)), {}, "cfg.n_prompts"),
     (ReinforceConfig, (), {"lr": "4"}, "lr"),
     (ReinforceConfig, (), {"steps": None}, "steps"),
@@ -146,3 +147,14 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+def test_train_seeds_stacks_the_single_runs():
+    tr, te = arith.make_problems(40, seed=1), arith.make_problems(10, seed=2)
+    cfg = ReinforceConfig(steps=3, n_prompts=8, G=4)
+    models, h = V.train_seeds(tr, te, cfg, seeds=(1, 0))
+    assert h["probs"].shape == (2, 4, 5, 4)
+    for k, seed in enumerate((1, 0)):
+        one = V.train(tr, te, cfg, seed=seed)
+        np.testing.assert_array_equal(h["pass1"][k], one["pass1"])
+        np.testing.assert_array_equal(models[k].delta, one["model"].delta)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from toy import _check_args as ca
-from toy import arith, arith_train
+from toy import arith
+from toy.arith import train as arith_train
 from toy.numsearch import train as numsearch_train
 from toy.tinylm import cache, model, train
 

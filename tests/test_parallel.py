@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from toy import arith, arith_train, parallel
+from toy import arith, parallel
+from toy.arith import train as arith_train
 
 
 def _draws(seed, n):

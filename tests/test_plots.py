@@ -329,24 +329,11 @@ def test_errorbars_draws_the_seed_mean_and_one_standard_error(ax):
 
 
 
-def test_clip_paths_draws_each_ratio_and_gain():
-    paths = {(0.02, 0.2): np.array([0.02, 0.022, 0.024]), (0.8, 0.28): np.array([0.8, 0.9, 0.95])}
-    fig = plots.clip_paths(paths)
-    left, right = fig.axes
-    for line_l, line_r, ((p, e), path) in zip(left.lines, right.lines, paths.items()):
-        np.testing.assert_allclose(line_l.get_ydata(), [q / p for q in path])
-        np.testing.assert_allclose(line_r.get_ydata(), [q - p for q in path])
-        np.testing.assert_array_equal(line_l.get_xdata(), [1, 2, 3])
-        assert line_l.get_linestyle() == ("-" if e == 0.2 else "--")
-    matplotlib.pyplot.close(fig)
-
 BAD_INPUTS += [
     (plots.errorbars, (None, [1, 2], {"a": np.ones((3, 2))}), {}, "ax"),
     (plots.errorbars, (_AX, [1, 2], []), {}, "series"),
     (plots.errorbars, (_AX, [1, 2], {"a": np.ones((3, 3))}), {}, "series"),
     (plots.errorbars, (_AX, [1, 2], {"a": np.ones((1, 2))}), {}, "series"),
-    (plots.clip_paths, ({},), {}, "paths"),
-    (plots.clip_paths, ([0.1, 0.2],), {}, "paths"),
 ]
 
 

@@ -25,9 +25,9 @@ The three worlds (each: an environment or model, and its trainers):
 - Part I, Number Search: ``toy.numsearch`` — ``game`` (the game, a tabular policy, exact J and ∇J),
   ``train`` (SFT, ReST, REINFORCE / baseline / RLOO / GRPO / Dr. GRPO through one
   ``weighted_logprob_loss``, vectorised over seeds), ``figures``; ``toy.bandit`` (§I.8).
-- Part II, the arithmetic toy LLM: ``toy.arith`` (problems, methods, sampling),
-  ``toy.arith_train`` (STaR, REINFORCE, GRPO/DAPO through ``rl.policy_loss``),
-  ``toy.arith_variant`` (the rare-method world of §II.6).
+- Part II, the arithmetic toy LLM, the package ``toy.arith``: ``model`` (problems, methods,
+  sampling; re-exported as ``toy.arith``), ``train`` (STaR, REINFORCE, GRPO/DAPO through
+  ``rl.policy_loss``), ``variant`` (the rare-method world of §II.6), ``figures``.
 - Part III, the thinking model: ``toy.tinylm`` (task, a textbook transformer in ``model`` and its
   speed path in ``runs``, many runs at once, SFT and GRPO / Dr. GRPO / RFT / PPO in ``train``,
   evals, rewards, the disk cache); ``toy.length_toy`` (§III.4's length bias).

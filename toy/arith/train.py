@@ -1,35 +1,46 @@
-r"""Part II's algorithms on the arithmetic toy model (:mod:`toy.arith`).
+r"""Part II's algorithms on the arithmetic toy model (:mod:`toy.arith.model`).
 
-One function per family, each taking a dataclass config and ``seed=``, returning a history dict:
+One function per family, each taking a dataclass config and ``seed=``, returning a history dict,
+and one ``<trainer>_seeds(train, test, cfg, seeds)`` per family that runs several seeds and returns
+(the final models, the history stacked over seeds: arrays shaped (seeds, ...)):
 
+- :func:`train_sft`  (:class:`SFTConfig`) fine-tuning on kept solutions, STaR's inner step.
 - :func:`star`       STaR (:class:`STaRConfig`): sample → keep what the verifier accepts →
   fine-tune from the *original* model → repeat; optional rationalization (a hint while
   sampling) and a coarse verifier.
-- :func:`reinforce`  (:class:`ReinforceConfig`) one policy-gradient step per batch, with an
-  advantage of :func:`toy.rl.advantages` ("rft" = SFT on the correct samples, "baseline",
-  "rloo", "grpo", ...); :func:`reinforce_seeds` runs many seeds at once.
-- :func:`grpo`       (:class:`GRPOConfig`) GRPO with PPO clipping, μ updates per batch and the
-  k3 KL term; DAPO's clip-higher (``eps_high``), dynamic sampling, token-level loss
+- :func:`reinforce`  (:class:`ReinforceConfig`) one policy-gradient step per batch, with the
+  advantage ``algo`` of :func:`toy.rl.advantages` ("rft" = SFT on the correct samples,
+  "baseline", "rloo", "grpo", ...); :func:`reinforce_seeds` runs many seeds at once.
+- :func:`grpo`       (:class:`GRPOConfig`) GRPO with PPO clipping, μ epochs over each batch and
+  the k3 KL term; DAPO's clip-higher (``eps_high``), dynamic sampling, token-level loss
   (``loss_type="dapo"``) and overlong shaping are fields of the config.
 
 Every trainer *descends a loss*. The loss and its gradient with respect to the
 log-probabilities come from :mod:`toy.rl` (:func:`toy.rl.policy_loss`,
 :func:`toy.rl.advantages`, :func:`toy.rl.aggregate_weights`); the only calculus here is the
-model's chain rule from ∂L/∂log π to Δ, :func:`toy.prob.log_softmax_table_grad`.
-Shapes: B groups (problems) × G samples × L steps.
+model's chain rule from ∂L/∂log π to Δ, :func:`toy.prob.log_softmax_table_grad`. Each public
+function checks its arguments once (``toy._check_args.checked``); calls from inside ``toy`` trust
+their caller. Shapes: B groups (problems) × G samples × L steps.
 """
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import rl
-from ._check_args import as_array, flag, function, instance, integer, one_of, positive, real, seed as check_seed
-from .arith import (Model, Problems, Samples, VERIFIERS, _draw as _draw_methods, _run, _samples, pass1_exact,
-                    sample, step_entropy, verify)
-from .prob import log_softmax_table_grad
+from .. import parallel, rl
+from .._check_args import (as_array, checked, flag, function, instance, integer, one_of, positive, real,
+                           seed as check_seed)
+from ..prob import log_softmax_table_grad
+from .model import (Model, Problems, Samples, VERIFIERS, as_samples, draw_methods, execute, pass1_exact, sample,
+                    step_entropy, verify)
 
-__all__ = ["sft", "STaRConfig", "star", "ReinforceConfig", "pg_step", "reinforce", "reinforce_seeds", "GRPOConfig",
-           "dapo_config", "shaped_reward", "grpo_step", "grpo"]
+__all__ = ["SFTConfig", "train_sft", "STaRConfig", "star", "star_seeds", "ReinforceConfig", "pg_step", "reinforce",
+           "reinforce_seeds", "stacked", "DEFAULT_LOSS_TYPE", "GRPOConfig", "dapo_config", "reward_with_overlong",
+           "grpo_step", "grpo", "grpo_seeds"]
+
+# The loss aggregation each trainer comes with (``toy.rl.aggregate_weights``): REINFORCE sums an
+# answer's steps ("sum"); GRPO averages each answer's steps, then the answers ("grpo").
+# ``GRPOConfig.loss_type = None`` means this table's "grpo".
+DEFAULT_LOSS_TYPE = {"reinforce": "sum", "grpo": "grpo"}
 
 
 def _check_sets(train, test, n_prompts=None):
@@ -38,37 +49,65 @@ def _check_sets(train, test, n_prompts=None):
         raise ValueError(f"n_prompts must be <= the number of training problems {len(train)}, got {n_prompts}")
 
 
+def _check_seeds(seeds):
+    seeds = [check_seed(x) for x in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    return seeds
+
+
+def stacked(histories):
+    """(the final models, the histories stacked over seeds: arrays shaped (seeds, ...)) of a list of
+    one history per seed (each with its ``model``): what every ``*_seeds`` trainer returns."""
+    return ([h["model"] for h in histories],
+            {k: np.stack([h[k] for h in histories]) for k in histories[0] if k != "model"})
+
+
 # --------------------------------------------------------------------------------------------
 # STaR
 # --------------------------------------------------------------------------------------------
 
-def sft(base, samples, keep, steps=30, lr=0.2, n_problems=None):
-    r"""Fine-tune a copy of ``base`` on the kept solutions: ``steps`` full-batch gradient steps
+@dataclass
+class SFTConfig:
+    steps: int = 30                  # full-batch gradient steps (a fixed budget, not a fit to convergence)
+    lr: float = 0.2                  # learning rate of gradient descent on Δ
+    n_problems: float = None         # the normaliser N of the loss (None: the number of kept solutions)
+
+    def __post_init__(self):
+        integer(self.steps, "steps", lo=0), positive(self.lr, "lr")
+        if self.n_problems is not None:
+            positive(self.n_problems, "n_problems")
+
+
+def _check_train_sft(base, samples, cfg, keep):
+    instance(base, Model, "base"), instance(samples, Samples, "samples")
+    cfg = SFTConfig() if cfg is None else instance(cfg, SFTConfig, "cfg")
+    keep = np.ones(samples.answer.shape) if keep is None else as_array(keep, "keep")
+    if keep.shape != samples.answer.shape:
+        raise ValueError(f"keep must have shape {samples.answer.shape}, got {keep.shape}")
+    return {"cfg": cfg, "keep": keep}
+
+
+@checked(_check_train_sft)
+def train_sft(base, samples, cfg=None, keep=None):
+    r"""Fine-tune a copy of ``base`` on the kept solutions: ``cfg.steps`` full-batch gradient steps
     descending the mean negative log-likelihood
 
     .. math:: L = -\frac1N\sum_{\text{kept } i}\sum_t \log\pi(a_{it}\mid c_{it}),\qquad
               \Delta \leftarrow \Delta - \eta\,\nabla_\Delta L
 
-    ``keep`` (P, n) is 1 for a kept solution; N = the number of kept solutions (or
-    ``n_problems``). A fixed budget of ``steps`` steps, not a fit to convergence: a context
-    that is rare in the kept data moves little, whatever the total amount of data.
+    ``keep`` (P, n) is 1 for a kept solution (None: all); N = the number of kept solutions (or
+    ``cfg.n_problems``). A fixed budget of steps, not a fit to convergence: a context that is
+    rare in the kept data moves little, whatever the total amount of data.
     """
-    instance(base, Model, "base"), instance(samples, Samples, "samples")  # argcheck
-    if n_problems is not None:  # argcheck
-        n_problems = positive(n_problems, "n_problems")
-    steps = integer(steps, "steps", lo=0)
-    lr = positive(lr, "lr")
-    keep = np.asarray(keep, dtype=float)
-    if keep.shape != samples.answer.shape:
-        raise ValueError(f"keep must have shape {samples.answer.shape}, got {keep.shape}")
-    N = max(keep.sum(), 1.0) if n_problems is None else n_problems
+    N = max(keep.sum(), 1.0) if cfg.n_problems is None else cfg.n_problems
     model = base.copy()
     onehot, total = model.counts(samples.context, samples.method, keep[:, :, None])  # the data, once
-    for _ in range(steps):
+    for _ in range(cfg.steps):
         z = model.base_logits + model.delta                           # model.probs(), inlined:
         z = z - z.max(axis=1, keepdims=True)                           # this loop is the hot path
         pi = np.exp(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))  # (C, K)
-        model.delta -= lr * (total[:, None] * pi - onehot) / N         # ∇L = Σ (π − onehot) / N
+        model.delta -= cfg.lr * (total[:, None] * pi - onehot) / N     # ∇L = Σ (π − onehot) / N
     return model
 
 
@@ -77,8 +116,8 @@ class STaRConfig:
     rounds: int = 6                  # rounds of sample → keep → fine-tune from the original model
     hint: float = 0.0                # rationalization: + hint on the correct method's logit in a second try (0: off)
     verifier: object = "exact"       # "exact", "units" (units digit only) or f(answers (P, n), truth (P, 1)) -> bool
-    sft_steps: int = 30              # fine-tuning steps per round (full batch)
-    sft_lr: float = 0.2              # fine-tuning learning rate
+    sft_steps: int = 30              # fine-tuning steps per round (full batch): SFTConfig.steps
+    sft_lr: float = 0.2              # fine-tuning learning rate: SFTConfig.lr
     temperature: float = 1.0         # sampling temperature
 
     def __post_init__(self):
@@ -89,6 +128,12 @@ class STaRConfig:
         positive(self.temperature, "temperature")
 
 
+def _check_star(train, test, cfg, seed):
+    _check_sets(train, test)
+    return {"cfg": STaRConfig() if cfg is None else instance(cfg, STaRConfig, "cfg"), "seed": check_seed(seed)}
+
+
+@checked(_check_star)
 def star(train, test, cfg=None, seed=0):
     """STaR for ``cfg.rounds`` rounds; each round fine-tunes from the original model.
 
@@ -102,11 +147,9 @@ def star(train, test, cfg=None, seed=0):
     ``kept_hint`` (from rationalization), ``kept_right`` (kept *and* truly correct);
     plus ``model`` (the last one).
     """
-    cfg = STaRConfig() if cfg is None else instance(cfg, STaRConfig, "cfg")
-    _check_sets(train, test), check_seed(seed)  # argcheck
     T = cfg.temperature
     rng = np.random.default_rng(seed)
-    base = Model()
+    base, sft_cfg = Model(), SFTConfig(cfg.sft_steps, cfg.sft_lr)
     model = base
     h = {k: [] for k in ("pass1", "p_correct", "entropy", "kept", "kept_hint", "kept_right")}
 
@@ -127,7 +170,7 @@ def star(train, test, cfg=None, seed=0):
             s.method = np.where(keep2[:, :, None] > 0, s2.method, s.method)
             right = np.where(keep2 > 0, verify(s2, train, "exact"), right)
             keep, n_hint = keep + keep2, int(keep2.sum())
-        model = sft(base, s, keep, cfg.sft_steps, cfg.sft_lr)
+        model = train_sft(base, s, sft_cfg, keep)
         h["kept"].append(int(keep.sum()))
         h["kept_hint"].append(n_hint)
         h["kept_right"].append(int((keep * right).sum()))
@@ -137,13 +180,24 @@ def star(train, test, cfg=None, seed=0):
     return out
 
 
+def _check_star_seeds(train, test, cfg, seeds):
+    return {"cfg": _check_star(train, test, cfg, 0)["cfg"], "seeds": _check_seeds(seeds)}
+
+
+@checked(_check_star_seeds)
+def star_seeds(train, test, cfg=None, seeds=range(10)):
+    """:func:`star` for each of ``seeds``: (the final models, the histories stacked over seeds:
+    ``pass1`` (seeds, rounds + 1), ``p_correct`` (seeds, rounds + 1, C), ``kept`` (seeds, rounds), ...)."""
+    return stacked([star(train, test, cfg, s) for s in seeds])
+
+
 # --------------------------------------------------------------------------------------------
 # REINFORCE with one advantage switch
 # --------------------------------------------------------------------------------------------
 
 @dataclass
 class ReinforceConfig:
-    advantage: str = "grpo"          # a toy.rl.advantages kind: "rft" (SFT on correct), "baseline", "rloo", "grpo", ...
+    algo: str = "grpo"               # the advantage, a toy.rl.advantages kind: "rft" (SFT on correct), "baseline", "rloo", "grpo", ...
     steps: int = 30                  # batches, one update each
     n_prompts: int = 16              # problems per batch (B)
     G: int = 8                       # samples per problem (the group)
@@ -151,7 +205,7 @@ class ReinforceConfig:
     baseline_decay: float = 0.9      # "baseline": b ← decay·b + (1 − decay)·mean reward (b starts at the first batch's mean)
 
     def __post_init__(self):
-        one_of(self.advantage, "advantage", rl.ADVANTAGES)
+        one_of(self.algo, "algo", rl.ADVANTAGES)
         integer(self.steps, "steps", lo=1), integer(self.n_prompts, "n_prompts", lo=1)
         integer(self.G, "G", lo=2), positive(self.lr, "lr")
         real(self.baseline_decay, "baseline_decay", 0, 1)
@@ -179,6 +233,15 @@ def _finish(h, model):
     return out
 
 
+def _check_pg_step(model, s, adv, lr):
+    instance(model, Model, "model"), instance(s, Samples, "s")
+    adv = as_array(adv, "adv")
+    if adv.shape != s.method.shape[:2]:
+        raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {adv.shape}")
+    return {"adv": adv, "lr": positive(lr, "lr")}
+
+
+@checked(_check_pg_step)
 def pg_step(model, s, adv, lr):
     r"""One REINFORCE step on samples ``s`` (B, G, L) with advantages ``adv`` (B, G): descend
 
@@ -186,9 +249,6 @@ def pg_step(model, s, adv, lr):
 
     (a sum over an answer's steps, a mean over answers: ``rl.aggregate_weights(mask, "sum")``).
     Updates ``model.delta`` in place."""
-    instance(model, Model, "model"), instance(s, Samples, "s"), positive(lr, "lr")  # argcheck
-    if np.shape(adv) != s.method.shape[:2]:  # argcheck
-        raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {np.shape(adv)}")
     B, G, L = s.method.shape
     _descend(model.delta, model.probs(), s.context.reshape(B * G, L), s.method.reshape(B * G, L),
              adv.reshape(B * G), lr)
@@ -199,32 +259,41 @@ def _descend(delta, probs, rows, method, adv, lr):
     "sum" (m/N: a sum over each answer's steps, a mean over the N answers of each batch).
     ``rows``, ``method`` (..., N, L) (rows −1 on padding), ``adv`` (..., N)."""
     real = rows >= 0
-    dlogp = rl.aggregate_weights(real.astype(float), "sum") * -adv[..., None]   # ∂L/∂log π
+    dlogp = rl.aggregate_weights(real.astype(float), DEFAULT_LOSS_TYPE["reinforce"]) * -adv[..., None]  # ∂L/∂log π
     delta -= lr * log_softmax_table_grad(probs, rows[real], method[real], dlogp[real])
 
 
+def _check_reinforce(train, test, cfg, seed):
+    cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
+    _check_sets(train, test, cfg.n_prompts)
+    return {"cfg": cfg, "seed": check_seed(seed)}
+
+
+@checked(_check_reinforce)
 def reinforce(train, test, cfg=None, seed=0):
     r"""REINFORCE: per batch of ``cfg.n_prompts`` problems × ``cfg.G`` samples, one step of
-    :func:`pg_step` with the advantage ``cfg.advantage`` (:func:`toy.rl.advantages`); the run of
+    :func:`pg_step` with the advantage ``cfg.algo`` (:func:`toy.rl.advantages`); the run of
     one seed of :func:`reinforce_seeds`.
 
     History (index 0 = before training for ``pass1``/``entropy``/``p_correct``/``delta``; per
     batch otherwise): ``pass1`` (test, exact), ``entropy``, ``p_correct``, ``delta``,
     ``train_reward``, ``mean_abs_adv``, ``degenerate``, ``samples`` (cumulative), and ``model``.
     """
-    return reinforce_seeds(train, test, cfg, [seed])[0]
+    models, h = reinforce_seeds(train, test, cfg, [seed])
+    return {**{k: v[0] for k, v in h.items()}, "model": models[0]}
 
 
+def _check_reinforce_seeds(train, test, cfg, seeds):
+    return {"cfg": _check_reinforce(train, test, cfg, 0)["cfg"], "seeds": _check_seeds(seeds)}
+
+
+@checked(_check_reinforce_seeds)
 def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
     r""":func:`reinforce` for several seeds at once, vectorised over seeds: seed s gives exactly
     the run ``reinforce(train, test, cfg, seed=s)`` (each seed draws its batches and samples from
     its own ``default_rng(s)``), but all seeds' solutions are executed as one batch and their
-    tables Δ, stacked (seeds · C, methods), take each step together. Returns one history per seed."""
-    cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
-    _check_sets(train, test, cfg.n_prompts)  # argcheck
-    seeds = [check_seed(x) for x in seeds]
-    if not seeds:
-        raise ValueError("seeds must name at least one seed")
+    tables Δ, stacked (seeds · C, methods), take each step together. Returns (the final models,
+    the histories stacked over seeds: ``pass1`` (seeds, steps + 1), ...)."""
     K, B, G = len(seeds), cfg.n_prompts, cfg.G
     rngs = [np.random.default_rng(x) for x in seeds]
     models = [Model() for _ in seeds]
@@ -238,16 +307,16 @@ def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
     for step in range(cfg.steps):
         batches = [_draw(train, B, rng) for rng in rngs]
         tables = [m.log_probs() for m in models]                     # (C, M) each
-        draws = [_draw_methods(t, bt.context, G, rng) for t, bt, rng in zip(tables, batches, rngs)]
+        draws = [draw_methods(t, bt.context, G, rng) for t, bt, rng in zip(tables, batches, rngs)]
         batch = _concat(batches)                                      # (K·B) problems
-        answer = _run(batch, np.concatenate([d[0] for d in draws]), np.concatenate([d[1] for d in draws]))
-        s = _concat_samples([(_samples(bt, d[0], answer[k * B:(k + 1) * B], t), slice(None))
+        answer = execute(batch, np.concatenate([d[0] for d in draws]), np.concatenate([d[1] for d in draws]))
+        s = _concat_samples([(as_samples(bt, d[0], answer[k * B:(k + 1) * B], t), slice(None))
                              for k, (bt, d, t) in enumerate(zip(batches, draws, tables))])   # (K·B, G, L)
         r = verify(s, batch)                                          # (K·B, G)
         rk = r.reshape(K, B, G)
         mean_r = np.array([x.mean() for x in rk])                     # (K,) per seed
         b = mean_r if b is None else b
-        A = rl.advantages(r, cfg.advantage, np.repeat(b, B)[:, None])    # (K·B, G)
+        A = rl.advantages(r, cfg.algo, np.repeat(b, B)[:, None])     # (K·B, G)
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * mean_r
         rows = np.where(s.context >= 0, s.context + C * np.repeat(np.arange(K), B)[:, None, None], -1)
         probs = np.concatenate([m.probs() for m in models])           # (K·C, M)
@@ -259,7 +328,7 @@ def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
             h["degenerate"].append(rl.degenerate_fraction(rk[k]))
             h["samples"].append((step + 1) * B * G)
             _log_eval(h, m, test)
-    return [_finish(h, m.copy()) for h, m in zip(hs, models)]
+    return stacked([_finish(h, m.copy()) for h, m in zip(hs, models)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,15 +338,15 @@ def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
 @dataclass
 class GRPOConfig:
     """GRPO with PPO clipping; DAPO's four techniques are fields (defaults: off)."""
-    steps: int = 30                  # batches (each: sample, then μ updates)
+    steps: int = 30                  # batches (each: sample, then μ epochs over it)
     n_prompts: int = 16              # problems per batch (B)
     G: int = 8                       # samples per problem (the group)
     lr: float = 4.0                  # learning rate of gradient descent on Δ
-    mu: int = 4                      # μ: gradient updates on each sampled batch
+    mu: int = 4                      # μ: epochs (passes) over each sampled batch, one full-batch update each
     eps_low: float = 0.2             # PPO clip: the ratio is kept above 1 − eps_low ...
     eps_high: float = None           # ... and below 1 + eps_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                # weight of the k3 KL penalty towards the original model
-    loss_type: str = "grpo"          # toy.rl.aggregate_loss: "grpo" (mean of per-answer means), "dapo" (token mean)
+    loss_type: str = None            # rl.aggregate_loss: "grpo" (mean of answer means), "dapo" (token mean); None: "grpo"
     dynamic_sampling: bool = False   # DAPO: redraw until the batch has B mixed (not all-equal) groups
     drop_degenerate: bool = False    # control: drop the all-equal groups from the loss, no redraw (fewer groups)
     overlong: bool = False           # DAPO: soft overlong punishment added to the reward
@@ -308,7 +377,8 @@ def _check_config(cfg):
     if cfg.eps_high is not None:
         real(cfg.eps_high, "eps_high", lo=0)
     real(cfg.beta, "beta", lo=0)
-    one_of(cfg.loss_type, "loss_type", rl.LOSS_TYPES)
+    if cfg.loss_type is not None:
+        one_of(cfg.loss_type, "loss_type", rl.LOSS_TYPES)
     for name in ("dynamic_sampling", "drop_degenerate", "overlong"):
         flag(getattr(cfg, name), name)
     integer(cfg.overlong_buffer, "overlong_buffer", lo=1)
@@ -353,18 +423,35 @@ def _take(s, n):
     return Samples(s.method[:n], s.context[:n], s.answer[:n], s.logp[:n])
 
 
-def shaped_reward(correct, n_steps, cfg):
+def _check_reward_with_overlong(correct, n_steps, cfg):
+    instance(cfg, GRPOConfig, "cfg")
+    correct = as_array(correct, "correct", ndim=2)
+    if np.shape(n_steps) != correct.shape[:1]:
+        raise ValueError(f"n_steps must have shape {correct.shape[:1]} (one per group), got {np.shape(n_steps)}")
+    return {"correct": correct, "n_steps": np.asarray(n_steps)}
+
+
+@checked(_check_reward_with_overlong)
+def reward_with_overlong(correct, n_steps, cfg):
     """(B, G) reward: 1 for a correct answer, plus DAPO's overlong penalty
     (``toy.rl.overlong_penalty``, by the problem's length in steps) when ``cfg.overlong``."""
-    instance(cfg, GRPOConfig, "cfg")
-    reward = as_array(correct, "correct", ndim=2).copy()
-    if np.shape(n_steps) != reward.shape[:1]:
-        raise ValueError(f"n_steps must have shape {reward.shape[:1]} (one per group), got {np.shape(n_steps)}")
+    reward = np.array(correct, dtype=float)
     if cfg.overlong:
-        reward += rl.overlong_penalty(np.asarray(n_steps), cfg.max_len, cfg.overlong_buffer)[:, None]
+        reward += rl.overlong_penalty(n_steps, cfg.max_len, cfg.overlong_buffer)[:, None]
     return reward
 
 
+def _check_grpo_step(model, s, adv, cfg, ref):
+    instance(model, Model, "model"), instance(s, Samples, "s"), instance(cfg, GRPOConfig, "cfg")
+    adv = as_array(adv, "adv")
+    if adv.shape != s.method.shape[:2]:
+        raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {adv.shape}")
+    if ref is not None:
+        instance(ref, Model, "ref")
+    return {"adv": adv}
+
+
+@checked(_check_grpo_step)
 def grpo_step(model, s, adv, cfg, ref=None):
     r"""One GRPO update on samples ``s`` (B, G, L) drawn from π_old, advantages ``adv`` (B, G):
     the loss of :func:`toy.rl.policy_loss`
@@ -372,23 +459,19 @@ def grpo_step(model, s, adv, cfg, ref=None):
     .. math:: L = \mathrm{agg}_{i,t}\Big[-\min\big(\rho_{it}A_i,\ \mathrm{clip}(\rho_{it}, 1-\varepsilon_{low}, 1+\varepsilon_{high})A_i\big)
               + \beta\, k_3(\log\pi_{ref} - \log\pi_\theta)\Big],\quad \rho_{it} = \frac{\pi_\theta(a_{it}\mid c_{it})}{\pi_{old}(a_{it}\mid c_{it})}
 
-    (agg = ``cfg.loss_type``), then the model's chain rule and a step down the gradient.
+    (agg = ``cfg.loss_type``, default ``DEFAULT_LOSS_TYPE["grpo"]``), then the model's chain rule
+    and a step down the gradient.
     Updates ``model.delta`` in place; returns (L, the ratio ρ (B, G, L), the clip fraction:
     the share of all generated steps whose gradient the clip removes, as TRL and verl log it).
     """
-    instance(model, Model, "model"), instance(s, Samples, "s"), instance(cfg, GRPOConfig, "cfg")  # argcheck
-    if np.shape(adv) != s.method.shape[:2]:  # argcheck
-        raise ValueError(f"adv must have shape {s.method.shape[:2]}, got {np.shape(adv)}")
-    if ref is not None:  # argcheck
-        instance(ref, Model, "ref")
     B, G, L = s.method.shape
     real = s.context >= 0
     ctx, a = np.where(real, s.context, 0), np.where(real, s.method, 0)
     logp = model.log_probs()[ctx, a]                                  # (B, G, L) log π_θ
     ref_logp = None if cfg.beta == 0 else (ref or Model()).log_probs()[ctx, a].reshape(B * G, L)
     loss, dlogp = rl.policy_loss(logp.reshape(B * G, L), s.logp.reshape(B * G, L), adv.reshape(B * G),
-                                 s.mask.reshape(B * G, L), cfg.loss_type, cfg.eps_low, cfg.eps_high,
-                                 cfg.beta, ref_logp, cfg.max_len)
+                                 s.mask.reshape(B * G, L), cfg.loss_type or DEFAULT_LOSS_TYPE["grpo"],
+                                 cfg.eps_low, cfg.eps_high, cfg.beta, ref_logp, cfg.max_len)
     ratio = np.exp(logp - s.logp)                                     # ρ = π_θ / π_old
     clip = rl.clip_fraction(ratio, adv[:, :, None], s.mask, cfg.eps_low, cfg.eps_high)
     dlogp = dlogp.reshape(B, G, L)[real]                              # ∂L/∂log π on the real steps
@@ -396,10 +479,20 @@ def grpo_step(model, s, adv, cfg, ref=None):
     return loss, ratio, clip
 
 
+def _check_grpo(train, test, cfg, seed, callback):
+    cfg = GRPOConfig() if cfg is None else cfg
+    _check_config(cfg)
+    _check_sets(train, test, cfg.n_prompts)
+    if callback is not None:
+        function(callback, "callback")
+    return {"cfg": cfg, "seed": check_seed(seed)}
+
+
+@checked(_check_grpo)
 def grpo(train, test, cfg=None, seed=0, callback=None):
     r"""GRPO / DAPO on the arithmetic model: for each of ``cfg.steps`` sampled batches,
-    ``cfg.mu`` updates of :func:`grpo_step`, with :math:`A_i` = the GRPO advantage of the
-    reward (correct = 1, plus the overlong penalty if on).
+    ``cfg.mu`` epochs over it, each one full-batch update of :func:`grpo_step`, with
+    :math:`A_i` = the GRPO advantage of the reward (correct = 1, plus the overlong penalty if on).
 
     ``callback(step, update, samples, adv, ratio)``, if given, is called after each update with
     the ratio that update saw (B, G, L).
@@ -408,11 +501,6 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
     :func:`toy.rl.clip_fraction`: clipped steps / all generated steps) and ``samples``
     (cumulative samples drawn, dynamic sampling's redraws included).
     """
-    cfg = GRPOConfig() if cfg is None else cfg
-    _check_config(cfg)
-    _check_sets(train, test, cfg.n_prompts), check_seed(seed)
-    if callback is not None:  # argcheck
-        function(callback, "callback")
     rng = np.random.default_rng(seed)
     ref = Model()
     model, h, total = Model(), _new_history("clip_frac"), 0
@@ -420,7 +508,7 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
     for step in range(cfg.steps):
         batch, s, correct, drawn, degenerate = _grpo_batch(train, cfg, model, rng)
         total += drawn
-        reward = shaped_reward(correct, batch.n_steps, cfg) if len(correct) else correct
+        reward = reward_with_overlong(correct, batch.n_steps, cfg) if len(correct) else correct
         A = rl.grpo_advantages(reward) if len(reward) else reward    # (B, G)
         clipped = []
         for u in range(cfg.mu if len(A) else 0):
@@ -435,3 +523,16 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
         h["samples"].append(total)
         _log_eval(h, model, test)
     return _finish(h, model)
+
+
+def _check_grpo_seeds(train, test, cfg, seeds, processes):
+    return {"cfg": _check_grpo(train, test, cfg, 0, None)["cfg"], "seeds": _check_seeds(seeds),
+            "processes": integer(processes, "processes", lo=1)}
+
+
+@checked(_check_grpo_seeds)
+def grpo_seeds(train, test, cfg=None, seeds=range(10), processes=2):
+    """:func:`grpo` for each of ``seeds``, ``processes`` at a time (``toy.parallel``: the same
+    numbers as one after another): (the final models, the histories stacked over seeds:
+    ``pass1`` (seeds, steps + 1), ``clip_frac`` (seeds, steps), ...)."""
+    return stacked(parallel.starmap(grpo, [(train, test, cfg, s) for s in seeds], processes))

@@ -3,10 +3,10 @@ r"""A variant of Part II's world with **two correct methods** per step (§6, bey
 The lecture's toy has one correct method per step, so RL can only move probability *towards*
 the one right way, and the RL model's pass@k beats the original model's at every k. Real
 problems often have several correct routes, and a route the model rarely takes may be the only
-one that works on some problems. This module adds exactly that to :mod:`toy.arith`:
+one that works on some problems. This module adds exactly that to :mod:`toy.arith.model`:
 
 - methods ``usual`` (the common correct method), ``rare`` (a second correct method the
-  pretrained model seldom uses), ``bug`` and ``slip`` (as in :mod:`toy.arith`);
+  pretrained model seldom uses), ``bug`` and ``slip`` (as in :mod:`toy.arith.model`);
 - outside the two "× 2 digits" contexts both are right. In a "× 2 digits" step they split by
   the multiplier m: ``usual`` (the column method) is right for m < ``TRICKY_FROM`` = 80 and makes
   the carry error for m ≥ 80; ``rare`` (round up and subtract, v·m = 100·v − (100 − m)·v) is
@@ -14,19 +14,22 @@ one that works on some problems. This module adds exactly that to :mod:`toy.arit
   *tricky*: only the rare method solves it.
 
 The model is the same softmax over shared per-context offsets Δ (5 contexts × 4 methods), and
-:func:`train` is REINFORCE with GRPO's advantage, one update per batch (as ``arith_train.reinforce``).
+:func:`train` is REINFORCE with GRPO's advantage, one update per batch (as ``arith.train.reinforce``);
+:func:`train_seeds` runs several seeds.
 Shapes: P problems, n samples, L steps, C = 5 contexts, K = 4 methods.
 """
 import numpy as np
 
-from . import arith, rl
-from ._check_args import generator, instance, integer, seed as check_seed
-from .arith_train import ReinforceConfig, pg_step
-from .arith import MUL2, MUL2_BIG
-from .prob import sample_categorical
+from .. import rl
+from .._check_args import checked, generator, instance, integer, seed as check_seed
+from ..prob import sample_categorical
+from . import model as arith
+from .model import MUL2, MUL2_BIG
+from .train import ReinforceConfig, pg_step, stacked
 
 __all__ = ["METHODS", "USUAL", "RARE", "BUG", "SLIP", "TRICKY_FROM", "P_START", "Model",
-           "tricky_steps", "is_tricky", "sample", "verify", "steps_right", "p_solve", "pass1_exact", "train"]
+           "tricky_steps", "is_tricky", "sample", "verify", "steps_right", "p_solve", "pass1_exact", "train",
+           "train_seeds"]
 
 METHODS = ("usual", "rare", "bug", "slip")
 USUAL, RARE, BUG, SLIP = range(4)
@@ -91,7 +94,7 @@ def sample(model, problems, n, rng, temperature=1.0):
     as_arith = np.select([method == USUAL, method == RARE, method == BUG],
                          [usual_as, rare_as, arith.BUG], arith.SLIP)
     slip = rng.integers(1, 10, size=method.shape) * rng.choice([-1, 1], size=method.shape)
-    return arith._samples(problems, method, arith._run(problems, as_arith, slip, real), logp_table)
+    return arith.as_samples(problems, method, arith.execute(problems, as_arith, slip, real), logp_table)
 
 
 def verify(samples, problems):
@@ -137,18 +140,23 @@ def pass1_exact(model, problems, temperature=1.0):
     return float(p_solve(model, problems, temperature).mean())
 
 
+def _check_train(train_set, test_set, cfg, seed):
+    cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
+    instance(train_set, arith.Problems, "train_set"), instance(test_set, arith.Problems, "test_set")
+    integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train_set))
+    if cfg.algo == "baseline":
+        raise ValueError("cfg.algo must not be 'baseline' here (no running baseline in the variant's trainer)")
+    return {"cfg": cfg, "seed": check_seed(seed)}
+
+
+@checked(_check_train)
 def train(train_set, test_set, cfg=None, seed=0):
-    r"""REINFORCE in the variant world, one update per batch (``arith_train.pg_step`` with the
-    advantage ``cfg.advantage`` of an ``arith_train.ReinforceConfig``; the default is GRPO's):
+    r"""REINFORCE in the variant world, one update per batch (``arith.train.pg_step`` with the
+    advantage ``cfg.algo`` of an ``arith.train.ReinforceConfig``; the default is GRPO's):
     descend :math:`L = -\frac{1}{BG}\sum_i A_i \sum_t \log\pi(a_{it}\mid c_{it})`.
 
     Returns a history: ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
     ``probs`` (steps + 1, C, K) and ``model``."""
-    cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
-    instance(train_set, arith.Problems, "train_set"), instance(test_set, arith.Problems, "test_set")  # argcheck
-    integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train_set)), check_seed(seed)  # argcheck
-    if cfg.advantage == "baseline":
-        raise ValueError("cfg.advantage must not be 'baseline' here (no running baseline in the variant's trainer)")
     rng = np.random.default_rng(seed)
     model = Model()
     tricky = is_tricky(test_set)
@@ -164,8 +172,22 @@ def train(train_set, test_set, cfg=None, seed=0):
     for _ in range(cfg.steps):
         batch = train_set.subset(rng.choice(len(train_set), size=cfg.n_prompts, replace=False))
         s = sample(model, batch, cfg.G, rng)                                 # (B, G, L)
-        pg_step(model, s, rl.advantages(verify(s, batch), cfg.advantage), cfg.lr)
+        pg_step(model, s, rl.advantages(verify(s, batch), cfg.algo), cfg.lr)
         log()
     out = {k: np.array(v) for k, v in h.items()}
     out["model"] = model
     return out
+
+
+def _check_train_seeds(train_set, test_set, cfg, seeds):
+    seeds = [check_seed(x) for x in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    return {"cfg": _check_train(train_set, test_set, cfg, 0)["cfg"], "seeds": seeds}
+
+
+@checked(_check_train_seeds)
+def train_seeds(train_set, test_set, cfg=None, seeds=range(10)):
+    """:func:`train` for each of ``seeds``: (the final models, the histories stacked over seeds:
+    ``pass1`` (seeds, steps + 1), ``probs`` (seeds, steps + 1, C, K), ...)."""
+    return stacked([train(train_set, test_set, cfg, s) for s in seeds])

@@ -37,14 +37,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._check_args import (as_array, broadcast, generator, instance, int_array, integer, nonneg,
+from .._check_args import (as_array, broadcast, generator, instance, int_array, integer, nonneg,
                           positive, seed as check_seed)
-from . import metrics
-from .prob import log_softmax, sample_categorical
+from .. import metrics
+from ..prob import log_softmax, sample_categorical
 
 __all__ = [
-    "CONTEXTS", "METHODS", "P_START", "Problems", "make_problems", "make_dataset", "Model",
-    "Samples", "sample", "apply_method", "verify", "p_solve", "pass1_exact", "step_entropy", "trace",
+    "CONTEXTS", "METHODS", "ADD_NC", "ADD_C", "MUL1", "MUL2", "MUL2_BIG", "CORRECT", "BUG", "SLIP",
+    "P_START", "BASE_LOGITS", "CONTEXT_WEIGHTS", "Problems", "make_problems", "make_dataset", "Model",
+    "Samples", "sample", "draw_methods", "execute", "as_samples", "apply_method", "VERIFIERS", "verify",
+    "p_solve", "pass1_exact", "step_entropy", "trace",
 ]
 
 CONTEXTS = ("add, no carry", "add, carry", "× 1 digit", "× 2 digits", "× 2 digits, ≥ 100")
@@ -223,7 +225,7 @@ class Model:
     def counts(self, context, method, weight):
         """(Σ w·onehot(a) per context (C, K), Σ w per context (C,)) over the steps given
         (broadcast to one shape; context −1 skipped): all that a weighted log-likelihood
-        gradient Σ w (onehot(a) − π_c) needs from the data (``arith_train.sft`` computes it once)."""
+        gradient Σ w (onehot(a) − π_c) needs from the data (``arith.train.train_sft`` computes it once)."""
         broadcast([np.shape(context), np.shape(method), np.shape(weight)], ["context", "method", "weight"])  # argcheck
         c, a, w = np.broadcast_arrays(np.asarray(context), np.asarray(method),
                                       np.asarray(weight, dtype=float))
@@ -323,12 +325,15 @@ def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     n = integer(n, "n", lo=1)
     generator(rng)
     logp_table = model.log_probs(temperature, hint)                          # (C, K)
-    method, slip = _draw(logp_table, problems.context, n, rng)
-    return _samples(problems, method, _run(problems, method, slip), logp_table)
+    method, slip = draw_methods(logp_table, problems.context, n, rng)
+    return as_samples(problems, method, execute(problems, method, slip), logp_table)
 
 
-def _draw(logp_table, context, n, rng):
-    """The random part of :func:`sample`: methods (P, n, L) (−1 on padding) and slip amounts."""
+def draw_methods(logp_table, context, n, rng):
+    """The random part of :func:`sample`: methods (P, n, L) (−1 on padding) and slip amounts,
+    ``n`` per problem from the table ``logp_table`` (C, K) = ``model.log_probs(T)``. With
+    :func:`execute` and :func:`as_samples`, the three steps of :func:`sample`, for trainers that
+    sample several models at once (``arith.train.reinforce_seeds``); they trust their caller."""
     ctx = np.broadcast_to(context[:, None, :], (len(context), n, context.shape[1]))
     real = ctx >= 0
     probs = np.exp(logp_table)[np.where(real, ctx, 0)]                       # (P, n, L, K)
@@ -337,7 +342,7 @@ def _draw(logp_table, context, n, rng):
     return method, slip
 
 
-def _run(problems, method, slip, real=None):
+def execute(problems, method, slip, real=None):
     """Execute sampled ``method`` codes (P, n, L) step by step from each problem's start: the
     final values (P, n). ``real`` (P, n, L) marks the steps that exist (default: method ≥ 0)."""
     real = method >= 0 if real is None else real
@@ -349,7 +354,7 @@ def _run(problems, method, slip, real=None):
     return v
 
 
-def _samples(problems, method, answer, logp_table):
+def as_samples(problems, method, answer, logp_table):
     """The :class:`Samples` of ``method`` (P, n, L) with final values ``answer`` (P, n)."""
     ctx = np.broadcast_to(problems.context[:, None, :], method.shape)
     real = ctx >= 0
