@@ -57,6 +57,7 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     states; gradient *descent* on L is ascent on the weighted log-likelihood.
     """
     theta = ns._check_theta(theta)
+    one_of(loss_type, "loss_type", rl.LOSS_TYPES)  # argcheck
     w = _per_action(traj, w)
     cw = rl.aggregate_weights(traj.mask, loss_type) * w            # (n, T), 0 on padding
     m = traj.mask
