@@ -152,7 +152,7 @@ def test_pass_at_k_matches_math_comb_on_every_small_case():
 @pytest.mark.parametrize("n, c, k", [(10**8, 5 * 10**7, 5), (10_000, 5_000, 3), (10**5, 4_097, 20),
                                      (10**6, 5_000, 50), (10**7, 5_000, 5_000)])
 def test_pass_at_k_large_counts_against_exact_integers(n, c, k):
-    # c > 4096: the product over the k draws (k = 5000: more than one chunk of 4096 factors);
+    # large n and c (k = 5000: more than one chunk of 4096 factors);
     # none of these is saturated at 1.0; math.comb is exact on Python integers
     from fractions import Fraction
     ref = 1 - Fraction(comb(n - c, k), comb(n, k))
@@ -245,9 +245,12 @@ def test_numpy_scalars_of_every_width_are_accepted(fn, kwargs, expected):
     assert same(fn(**kwargs), expected)
 
 
-def test_pass_at_k_with_fewer_factors_over_the_correct_samples():
-    """c > 4096 and k > c: the product over the c correct samples, against the product over the k draws."""
+def test_pass_at_k_against_the_product_over_the_correct_samples():
+    """The product over the k draws (more than one chunk of 4096 factors) against the other product,
+    :math:`\\prod_{i=n-c+1}^{n} (1 - k/i)` over the c correct samples; a job beyond the loop limit
+    (k factors per problem) is refused before work, naming the arguments."""
     n, c, k = 10**6, 5000, 20_000
-    draws = np.prod((n - c - np.arange(k)) / (n - np.arange(k)))               # ∏ (n−c−i)/(n−i), k factors
-    assert metrics.pass_at_k(n, c, k) == pytest.approx(1 - draws, rel=1e-12)
-    assert metrics.pass_at_k(10**12, 10**5, 10**11) == 1.0                     # once past 20 s, now at once
+    over_correct = np.prod(1.0 - k / np.arange(n - c + 1, n + 1))             # c factors
+    assert metrics.pass_at_k(n, c, k) == pytest.approx(1 - over_correct, rel=1e-12)
+    with pytest.raises(ValueError, match="^n, c and k"):
+        metrics.pass_at_k(10**12, 10**5, 10**11)

@@ -522,7 +522,7 @@ def test_advantages_switch_matches_each_formula():
     assert np.allclose(rl.advantages(r, "rloo")[0], [1, -1 / 3, -1 / 3, -1 / 3])
     assert np.allclose(rl.advantages([1, 0, 0, 0], "grpo"), [1.732, -0.577, -0.577, -0.577], atol=1e-3)
     assert np.allclose(rl.advantages(r, "dr_grpo")[0], [0.75, -0.25, -0.25, -0.25])
-    with pytest.raises(ValueError, match="^kind"):
+    with pytest.raises(ValueError, match="^algo"):
         rl.advantages(r, "sft")
     with pytest.raises(ValueError, match="^b"):
         rl.advantages(r, "baseline", b=np.ones(3))
@@ -631,9 +631,9 @@ def test_policy_loss_gradient_is_clipped():
 
 
 BAD_INPUTS += [
-    (rl.advantages, ([1.0, 0.0], "sft"), {}, "kind"),
+    (rl.advantages, ([1.0, 0.0], "sft"), {}, "algo"),
     (rl.advantages, ("x", "grpo"), {}, "rewards"),
-    (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "ppo"), {}, "kind"),
+    (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "ppo"), {}, "algo"),
     (rl.advantages, (1.0, "grpo"), {}, "rewards"),
     (rl.advantages, ([[1, np.nan]], "reinforce"), {}, "rewards"),
     (rl.advantages, ([[1.0, 0.0, 1.0, 0.0]], "baseline"), {"b": "0.5"}, "b"),
@@ -686,8 +686,8 @@ _VALID = [  # (function, a valid call, the kind of each argument)
      {"rewards": "array", "eps": "nonneg", "ddof": "int:0"}),
     (rl.dr_grpo_advantages, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
     (rl.rloo_advantages, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
-    (rl.advantages, {"rewards": [[1.0, 0.0]], "kind": "baseline", "b": 0.5},
-     {"rewards": "array", "kind": "choice", "b": "array"}),
+    (rl.advantages, {"rewards": [[1.0, 0.0]], "algo": "baseline", "b": 0.5},
+     {"rewards": "array", "algo": "choice", "b": "array"}),
     (rl.degenerate_fraction, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
     (rl.mixed_groups, {"rewards": [[1.0, 0.0]]}, {"rewards": "array"}),
     (rl.reward_to_go, {"rewards": [0.0, 1.0]}, {"rewards": "array"}),

@@ -8,7 +8,7 @@ prompt), ``n_prompts``, ``lr``, ``eps_low``/``eps_high``, ``beta``, ``mu`` (upda
 
 The equations (``toy.rl``, ``toy.metrics``, ``toy.prob``):
 
-- advantages: ``rl.advantages(rewards, kind)`` (``rft``, ``reinforce``, ``baseline``, ``rloo``,
+- advantages: ``rl.advantages(rewards, algo)`` (``rft``, ``reinforce``, ``baseline``, ``rloo``,
   ``grpo``, ``dr_grpo``), with ``grpo_advantages``, ``dr_grpo_advantages``, ``rloo_advantages``;
   ``reward_to_go``, ``gae``, ``kl_shaped_rewards`` (PPO);
 - the loss: ``rl.policy_loss`` (clipped surrogate + β·k3, aggregated) → (loss, d loss / d log π),

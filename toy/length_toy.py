@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rl
-from ._check_args import MAX_ELEMENTS, as_array, broadcast, instance, int_array, integer, one_of, real
+from ._check_args import MAX_ELEMENTS, as_array, broadcast, checked, instance, int_array, integer, one_of, real
 from ._check_args import seed as _seed
 from ._check_args import size
 from .prob import sigmoid
@@ -88,19 +88,27 @@ def _max_len(max_len, n=1):
     return max_len
 
 
+def _check_expected_length(theta, max_len):
+    theta = as_array(theta, "theta")
+    return {"theta": theta, "max_len": _max_len(max_len, theta.size)}
+
+
+@checked(_check_expected_length)
 def expected_length(theta, max_len):
     r"""Exact mean thinking length :math:`E[L] = \sum_{l=1}^{L_{max}} q^l` for continue logit θ."""
-    theta = as_array(theta, "theta")
-    max_len = _max_len(max_len, theta.size)
     q = sigmoid(theta)
     ls = np.arange(1, max_len + 1)
     return (q[..., None] ** ls).sum(axis=-1) if np.ndim(q) else float((q ** ls).sum())
 
 
+def _check_theta_for_length(mean_len, max_len):
+    max_len = _max_len(max_len, BISECTION_STEPS)
+    return {"max_len": max_len, "mean_len": real(mean_len, "mean_len", 0, max_len, lo_open=True, hi_open=True)}
+
+
+@checked(_check_theta_for_length)
 def theta_for_length(mean_len, max_len):
     """The continue logit whose expected length is ``mean_len`` (bisection on the monotone map)."""
-    max_len = _max_len(max_len, BISECTION_STEPS)
-    mean_len = real(mean_len, "mean_len", 0, max_len, lo_open=True, hi_open=True)
     lo, hi = -20.0, 20.0
     for _ in range(BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
@@ -116,29 +124,38 @@ def _token_scores(L, q, max_len):
     return np.where(think, 1.0 - q[..., None], 0.0) - np.where(answer, q[..., None], 0.0)
 
 
-def score(L, theta, max_len):
-    r""":math:`\frac{d}{d\theta}\log\pi(L) = L(1-q) - [L < L_{max}]\,q`, summed over the tokens."""
+def _check_score(L, theta, max_len):
     theta = as_array(theta, "theta")
     max_len = integer(max_len, "max_len", lo=1)
     L = int_array(L, "L", lo=0, hi=max_len)
     broadcast([theta.shape, L.shape], ["theta", "L"])
     size(max(L.size, theta.size) * (max_len + 1), "L and max_len", MAX_ELEMENTS, "entries")
+    return {"L": L, "theta": theta, "max_len": max_len}
+
+
+@checked(_check_score)
+def score(L, theta, max_len):
+    r""":math:`\frac{d}{d\theta}\log\pi(L) = L(1-q) - [L < L_{max}]\,q`, summed over the tokens."""
+    L = np.asarray(L)
     q = np.asarray(sigmoid(np.broadcast_to(theta, L.shape)))
     return _token_scores(L, q, max_len).sum(axis=-1)
 
 
-def _advantages(rewards, kind):
+def _advantages(rewards, algo):
     flat = rewards.reshape(-1, rewards.shape[-1])                  # (runs · groups, G)
-    return rl.advantages(flat, kind).reshape(rewards.shape)
+    return rl.advantages(flat, algo).reshape(rewards.shape)
 
 
+def _check_train(cfg, seed):
+    return {"cfg": _config(LengthToyConfig() if cfg is None else cfg), "seed": _seed(seed)}
+
+
+@checked(_check_train)
 def train(cfg=None, seed=0):
     """Train ``cfg.runs`` independent runs side by side. Returns a dict of arrays over steps
     (steps, runs): ``len_right`` and ``len_wrong``, the exact mean thinking lengths of right and
     wrong answers given the current θ (before each update, plus the final one: steps + 1 rows)."""
-    cfg = _config(LengthToyConfig() if cfg is None else cfg)  # argcheck
-    cfg = cfg or LengthToyConfig()
-    seed = _seed(seed)  # argcheck
+    cfg = LengthToyConfig() if cfg is None else cfg
     rng = np.random.default_rng(seed)
     S, B, G, Lmax = cfg.runs, cfg.n_prompts, cfg.G, cfg.max_len
     theta = np.full((S, 2), theta_for_length(cfg.init_len, Lmax))           # (runs, path)
@@ -166,6 +183,14 @@ def train(cfg=None, seed=0):
     return {"len_right": lens[:, :, RIGHT], "len_wrong": lens[:, :, WRONG]}
 
 
+def _check_expected_length_gradient(cfg, theta):
+    cfg = _config(cfg)
+    if theta is not None and as_array(theta, "theta").shape != (2,):
+        raise ValueError(f"theta must be the two continue logits (theta_right, theta_wrong), got shape {np.shape(theta)}")
+    return {"cfg": cfg, "theta": None if theta is None else as_array(theta, "theta")}
+
+
+@checked(_check_expected_length_gradient)
 def expected_length_gradient(cfg, theta=None):
     r"""The *exact* expected gradient of the loss with respect to (θ_right, θ_wrong) at ``theta``
     (default: the start), by enumerating the number of right answers in a group and every
@@ -176,11 +201,8 @@ def expected_length_gradient(cfg, theta=None):
     (``loss_type="dr_grpo"``): 0 with the constant weight because :math:`E[s(L)] = 0`, whatever
     the advantage; not 0 with 1/|o|.
     """
-    cfg = _config(cfg)
-    if theta is not None and as_array(theta, "theta").shape != (2,):
-        raise ValueError(f"theta must be the two continue logits (theta_right, theta_wrong), got shape {np.shape(theta)}")
     Lmax, G, N = cfg.max_len, cfg.G, cfg.n_prompts * cfg.G
-    theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else as_array(theta, "theta")
+    theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else np.asarray(theta, dtype=float)
     groups, pk = rl.enumerate_groups([1 - cfg.p_correct, cfg.p_correct], G)   # every group, exactly
     rewards = groups.astype(float)                                  # (G + 1, G): 1 = right
     adv = _advantages(rewards, cfg.advantage)

@@ -272,7 +272,7 @@ def _table(x):
 
 def policy_probs(theta, temperature=1.0):
     r"""π_θ(g | s) = softmax(θ_s / temperature), a table (S, A)."""
-    return softmax(check_theta(theta), temperature)
+    return softmax(check_theta(theta), real(temperature, "temperature", lo=0, lo_open=True))
 
 
 def greedy_policy(theta):
