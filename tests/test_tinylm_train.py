@@ -748,7 +748,7 @@ BAD_INPUTS = [
     (T.CurriculumSampler, ([],), {}, "pool"),
     (T.CurriculumSampler, (5,), {}, "pool"),
     (T.CurriculumSampler, (_D,), {"init": 2}, "init"),
-    (T.CurriculumSampler, (_D,), {"decay": -1}, "decay"),
+    (T.CurriculumSampler, (_D,), {"success_decay": -1}, "success_decay"),
     (T.CurriculumSampler, (_D,), {"floor": 0}, "floor"),
     (T.CurriculumSampler(_D), (0, _RNG), {}, "n"),
     (T.CurriculumSampler(_D), (2, None), {}, "rng"),
