@@ -51,3 +51,13 @@ def test_the_comparison_can_fail(grpo_step, sft64):
     grpo_step(mine, tinylm.Adam(LR, grad_clip=1.0), np.random.default_rng(1))
     other, _ = tinylm.train_rl(sft64, tinylm.RLConfig(algo="dr_grpo", steps=1, lr=LR), seed=1)
     assert _gap(mine, other) > 0.1 * LR
+
+
+def test_three_grpo_steps_are_train_rls_three_steps(grpo_step, sft64):
+    """The notebook's step, repeated with one generator and one Adam, is ``train_rl``'s loop:
+    the same parameters after three steps (float64: to rounding), the same losses."""
+    mine, opt, rng = sft64.copy(), tinylm.Adam(LR, grad_clip=1.0), np.random.default_rng(3)
+    losses = [grpo_step(mine, opt, rng)[2] for _ in range(3)]
+    ref, hist = tinylm.train_rl(sft64, tinylm.RLConfig(steps=3, lr=LR), seed=3)
+    assert _gap(mine, ref) < 1e-9 * LR
+    assert np.allclose(losses, hist["loss"], rtol=1e-9, atol=1e-12)

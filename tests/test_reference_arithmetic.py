@@ -61,7 +61,7 @@ def _primitives():
 def _sft_run():
     """A short SFT warm-up of the book's model: the training path every Part III number rests on."""
     from toy.tinylm import train
-    model, hist = train.sft_warmup(train.SFTConfig(steps=6, batch_size=8))
+    model, hist = train.train_sft(train.SFTConfig(steps=6, batch_size=8))
     state = model.state_dict()
     return [state[k] for k in sorted(state)] + [np.asarray(hist["loss"], dtype=np.float64)]
 

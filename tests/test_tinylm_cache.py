@@ -55,8 +55,8 @@ def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch
     monkeypatch.setattr(cache, "_warned", set())
     cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     calls = []
-    real = cache.sft_warmup
-    monkeypatch.setattr(cache, "sft_warmup", lambda c, **kw: calls.append(c) or real(c, **kw))
+    real = cache.train_sft
+    monkeypatch.setattr(cache, "train_sft", lambda c, **kw: calls.append(c) or real(c, **kw))
     with pytest.warns(RuntimeWarning, match="not usable"):
         m1 = cache.warmup_model(cfg, verbose=False)
     with warnings.catch_warnings():
@@ -156,7 +156,7 @@ def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypat
     shutil.copy(fa, fb)                                        # a's model under b's name
     mb = cache.warmup_model(b, verbose=True)
     assert "holds another model" in capsys.readouterr().out
-    want, _ = T.sft_warmup(b)
+    want, _ = T.train_sft(b)
     for k, v in want.state_dict().items():
         np.testing.assert_array_equal(mb.state_dict()[k], v, err_msg=k)
     assert not all(np.array_equal(v, ma.state_dict()[k]) for k, v in mb.state_dict().items())

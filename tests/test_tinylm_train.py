@@ -1,5 +1,5 @@
 """Pinning tests of the Part III trainers (toy/tinylm/train.py): Adam, the SFT learning-rate
-schedule and ``sft_warmup``, each algorithm's advantages in ``train_rl``, PPO's value targets,
+schedule and ``train_sft``, each algorithm's advantages in ``train_rl``, PPO's value targets,
 ``CurriculumSampler``, ``DistinctRows``, the reward hook and LM-PPO. Each is compared with an
 independent reference written here: a naive scalar loop, a closed form, the plain full batch,
 or a case computed by hand."""
@@ -123,11 +123,11 @@ def _recording_stack_adam(monkeypatch):
     return used
 
 
-def test_sft_warmup_steps_lr_sequence_and_callback(monkeypatch):
+def test_train_sft_steps_lr_sequence_and_callback(monkeypatch):
     used = _recording_adam(monkeypatch)
     seen = []
     cfg = T.SFTConfig(model=TINY, steps=7, batch_size=4, lr=0.01, warmup_steps=2)
-    _, hist = T.sft_warmup(cfg, callback=lambda s, loss: seen.append((s, loss)))
+    _, hist = T.train_sft(cfg, callback=lambda s, loss: seen.append((s, loss)))
     assert hist["step"] == list(range(7)) and len(hist["loss"]) == 7
     assert seen == list(zip(hist["step"], hist["loss"]))
     ref = [0.005, 0.01] + [0.01 * (0.1 + 0.45 * (1 + math.cos(math.pi * k / 5))) for k in range(5)]
@@ -163,12 +163,12 @@ def _naive_nll_grad(model, prompts, answers):
     return total
 
 
-def test_sft_warmup_first_two_losses_independently():
+def test_train_sft_first_two_losses_independently():
     """Step 0's loss is the fresh model's NLL on the first teacher batch; step 1's is the NLL
     on the second batch after one Adam step, which is lr₀·g/(|g| + ε) with g the clipped
     gradient and lr₀ = lr / warmup_steps (Adam's bias correction makes m̂ = g, v̂ = g²)."""
     cfg = T.SFTConfig(model=TINY, steps=2, batch_size=6, lr=0.02, warmup_steps=4, seed=3)
-    _, hist = T.sft_warmup(cfg)
+    _, hist = T.train_sft(cfg)
     rng = np.random.default_rng(3)
     model = M.TinyLM(TINY, seed=3)
     batches = []
@@ -185,15 +185,15 @@ def test_sft_warmup_first_two_losses_independently():
     assert hist["loss"][1] == pytest.approx(_naive_nll(model, *batches[1]), rel=1e-4)
 
 
-def test_sft_warmup_learns_and_is_deterministic():
+def test_train_sft_learns_and_is_deterministic():
     cfg = T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5)
-    m1, h1 = T.sft_warmup(cfg)
-    m2, h2 = T.sft_warmup(cfg)
+    m1, h1 = T.train_sft(cfg)
+    m2, h2 = T.train_sft(cfg)
     assert h1["loss"] == h2["loss"]
     for k, v in m1.state_dict().items():
         np.testing.assert_array_equal(v, m2.state_dict()[k], err_msg=k)
     assert np.mean(h1["loss"][-10:]) < 0.7 * np.mean(h1["loss"][:5])
-    _, h3 = T.sft_warmup(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5, seed=1))
+    _, h3 = T.train_sft(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5, seed=1))
     assert h3["loss"] != h1["loss"]
 
 
@@ -201,7 +201,7 @@ def test_sft_warmup_learns_and_is_deterministic():
 @pytest.fixture(scope="module")
 def sft_model():
     """A TINY model after 60 SFT steps: right on a few % of answers, so that rewards are not all 0."""
-    return T.sft_warmup(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5))[0]
+    return T.train_sft(T.SFTConfig(model=TINY, steps=60, batch_size=16, lr=0.01, warmup_steps=5))[0]
 
 
 def _naive_ppo(reward, values, mask):
@@ -284,7 +284,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
 # ----------------------------------------------------------------------------- curriculum
 def test_curriculum_sampler_update_and_draws_naive():
     pool = np.arange(60).reshape(6, 10) % 10
-    s = T.CurriculumSampler(pool, init=0.95, decay=0.75, floor=0.1)      # the floor binds at first
+    s = T.CurriculumSampler(pool, init=0.95, success_decay=0.75, floor=0.1)      # the floor binds at first
     rng, ref_rng = np.random.default_rng(4), np.random.default_rng(4)
     success = [0.95] * 6
     for step in range(5):
@@ -297,7 +297,7 @@ def test_curriculum_sampler_update_and_draws_naive():
             success[j] = 0.75 * success[j] + 0.25 * rewards[i].mean()
         np.testing.assert_allclose(s.success, success, rtol=1e-12)
     # by hand: prompt 0 drawn, its group all right: 0.5 → 0.75·0.5 + 0.25·1
-    s = T.CurriculumSampler(pool[:2], decay=0.75)
+    s = T.CurriculumSampler(pool[:2], success_decay=0.75)
     s.last = np.array([0])
     s.update([[1, 1]])
     np.testing.assert_allclose(s.success, [0.625, 0.5])
@@ -358,7 +358,7 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
 # ----------------------------------------------------------------------------- the whole loop
 def test_sft_then_rl_smoke_and_history():
     sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
-    m, hist = T.sft_warmup(sft_cfg)
+    m, hist = T.train_sft(sft_cfg)
     assert len(hist["loss"]) == 3 and np.isfinite(hist["loss"]).all()
     before = m.state_dict()
     for algo, upd in (("grpo", 1), ("dr_grpo", 1), ("rft", 1), ("ppo", 2)):
@@ -382,7 +382,7 @@ def test_sft_then_rl_smoke_and_history():
 def test_train_rl_is_deterministic_and_shares_prompts():
     """A fixed seed gives identical runs; the shared-prompt training step matches the plain one."""
     sft_cfg = T.SFTConfig(model=TINY, steps=3, batch_size=4)
-    m, _ = T.sft_warmup(sft_cfg)
+    m, _ = T.train_sft(sft_cfg)
     cfg = T.RLConfig(steps=3, n_prompts=4, G=4)
     p1, h1 = T.train_rl(m, cfg, seed=1)
     p2, h2 = T.train_rl(m, cfg, seed=1)
@@ -705,8 +705,8 @@ BAD_INPUTS = [
     (T.SFTConfig, (), {"teacher_error_rate": None}, "teacher_error_rate"),
     (T.SFTConfig, (), {"seed": "0"}, "seed"),
     (T.SFTConfig, (), {"model": {"n_layer": 1}}, "model"),
-    (T.sft_warmup, ({"steps": 3},), {}, "cfg"),
-    (T.sft_warmup, (), {"callback": 3}, "callback"),
+    (T.train_sft, ({"steps": 3},), {}, "cfg"),
+    (T.train_sft, (), {"callback": 3}, "callback"),
     (T.RLConfig, (), {"algo": "reinforce"}, "algo"),
     (T.RLConfig, (), {"steps": 2.5}, "steps"),
     (T.RLConfig, (), {"steps": "10"}, "steps"),
@@ -748,7 +748,7 @@ BAD_INPUTS = [
     (T.CurriculumSampler, ([],), {}, "pool"),
     (T.CurriculumSampler, (5,), {}, "pool"),
     (T.CurriculumSampler, (_D,), {"init": 2}, "init"),
-    (T.CurriculumSampler, (_D,), {"decay": -1}, "decay"),
+    (T.CurriculumSampler, (_D,), {"success_decay": -1}, "success_decay"),
     (T.CurriculumSampler, (_D,), {"floor": 0}, "floor"),
     (T.CurriculumSampler(_D), (0, _RNG), {}, "n"),
     (T.CurriculumSampler(_D), (2, None), {}, "rng"),

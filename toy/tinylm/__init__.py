@@ -5,7 +5,7 @@ RL on a right/wrong reward alone, to think before it answers.
 - ``toy.tinylm.model``     the transformer (hand-written backward per layer), KV-cache sampling, Adam
 - ``toy.tinylm.runs``      the speed path: R runs at once (stacked parameters), each GRPO prompt
                            once per group, each distinct answer once
-- ``toy.tinylm.train``     SFT warm-up; RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path;
+- ``toy.tinylm.train``     SFT warm-up (``train_sft``); RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path;
                            ``train_rl_many``: many runs at once, each equal to the run alone
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
 - ``toy.tinylm.cache``     the SFT model cached on disk (``warmup_model()``)
@@ -18,24 +18,26 @@ Typical use::
     policy, hist = tinylm.train_rl(sft, tinylm.RLConfig(algo="grpo"), seed=0)
     pd.DataFrame(hist)                                   # one row per RL step
     policy, hist = tinylm.cached_train_rl(tinylm.RLConfig(algo="grpo"), seed=0)  # same, cached
+    policies, hist = tinylm.cached_train_rl_seeds(tinylm.RLConfig(), range(10))  # hist[k]: (10, steps)
     tinylm.pass_at_k_curve(policy), tinylm.thinking_budget(policy)
 
 Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positions).
 Speed: ``make bench`` prints the current times (one 200-step GRPO run on one core, ten seeds
 through ``cached_train_rl_many``, the matmul floor of a step).
 """
-from .cache import cache_dir, cached_train_rl, cached_train_rl_many, load_model, save_model, warmup_model
+from .cache import (cache_dir, cached_train_rl, cached_train_rl_many, cached_train_rl_seeds, load_model,
+                    save_model, warmup_model)
 from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
-from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollout, sft_warmup,
-                    train_rl, train_rl_many)
+from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl,
+                    train_rl_many, train_rl_seeds, train_sft)
 
 __all__ = [
-    "cache_dir", "cached_train_rl", "cached_train_rl_many", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
+    "cache_dir", "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",
-    "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "sft_warmup",
-    "train_rl", "train_rl_many",
+    "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "train_sft",
+    "train_rl", "train_rl_many", "train_rl_seeds",
 ]

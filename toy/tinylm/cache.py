@@ -32,10 +32,10 @@ from ..arithmetic import fingerprint
 from ..parallel import starmap
 from ..progress import Progress
 from .model import ModelConfig, TinyLM
-from .train import RLConfig, SFTConfig, sft_warmup, shape_key, train_rl, train_rl_many
+from .train import RLConfig, SFTConfig, shape_key, stack_runs, train_rl, train_rl_many, train_sft
 
 __all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
-           "cached_train_rl", "cached_train_rl_many"]
+           "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds"]
 
 _TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
 
@@ -211,7 +211,7 @@ def _jsonable(d):
 
 def warmup_model(cfg=None, verbose=True, rebuild=False):
     """The SFT warm-up model for ``cfg`` (default ``SFTConfig()``): loaded from the cache, or
-    trained with ``sft_warmup`` and cached (on a miss, a bad file, or ``rebuild=True``)."""
+    trained with ``train_sft`` and cached (on a miss, a bad file, or ``rebuild=True``)."""
     cfg = cfg or SFTConfig()
     name = f"tinylm-sft-{config_hash(cfg)}.npz"
     hit = None if rebuild else _fetch(name, verbose, {"sft_config": asdict(cfg)})
@@ -220,7 +220,7 @@ def warmup_model(cfg=None, verbose=True, rebuild=False):
     if verbose:
         print(f"training the SFT warm-up model ({cfg.steps} steps; about 10-20 s, once: then cached)")
     with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
-        model, hist = sft_warmup(cfg, progress=bar)
+        model, hist = train_sft(cfg, progress=bar)
     _store(name, model, meta={"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
     return model
 
@@ -338,6 +338,12 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
                 for job in _chunks(todo, 1):
                     _train_runs(job, sft_cfg, bar)
     return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
+
+
+def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None):
+    """Several seeds of one config, cached (``cached_train_rl_many``) → ``(policies, history)``,
+    ``history`` a dict of arrays shaped (seeds, steps): the way a notebook runs seeds."""
+    return stack_runs(cached_train_rl_many([(rl_cfg, s) for s in seeds], sft_cfg))
 
 
 def _in_workers(jobs, sft_cfg, processes, bar):

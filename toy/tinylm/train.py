@@ -1,15 +1,16 @@
 r"""Training the tiny thinking model: SFT warm-up, then RL (GRPO, Dr. GRPO, RFT, PPO).
 
-``train_rl`` takes every RL algorithm through the same three steps a batch, and only step 2
-differs:
+``train_rl`` is one loop that takes every RL algorithm through the same three steps a batch,
+and only step 2 differs:
 
 1. sample: ``rollout`` draws G answers for each of ``n_prompts`` problems (one code path for all
    algorithms) and scores them with the verifier (or a ``reward_fn``);
-2. advantages: ``toy.rl.advantages`` of each group's rewards, one per answer (``_group_batch``:
-   GRPO, Dr. GRPO, and RFT, which keeps the accepted answers), or, for PPO, per token from a
-   value head V(s_t) (``_ppo_batch``: GAE, ``toy.rl.gae``, on the final reward or, with
-   ``kl_coef`` > 0, on LM-PPO's KL-shaped per-token reward, ``toy.rl.kl_shaped_rewards``);
-3. update (``_update``): μ Adam steps on ``toy.rl.policy_loss``, the per-token loss
+2. advantages: ``toy.rl.advantages`` of each group's rewards, one per answer (GRPO, Dr. GRPO,
+   and RFT, which keeps the accepted answers), or, for PPO, per token from a value head V(s_t)
+   (GAE, ``toy.rl.gae``, on the final reward or, with ``kl_coef`` > 0, on LM-PPO's KL-shaped
+   per-token reward, ``toy.rl.kl_shaped_rewards``);
+3. update (``_update``): μ epochs (passes) over the batch, each one Adam step per minibatch
+   (``n_minibatches``, one by default) on ``toy.rl.policy_loss``, the per-token loss
    −min(ρA, clip(ρ, 1−ε_low, 1+ε_high)A) + β·k3 reduced with ``toy.rl.aggregate_loss``, and its
    gradient with respect to each token's log-probability, which the model backpropagates
    (plus PPO's value loss).
@@ -31,7 +32,7 @@ from .. import rl
 from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
-from .._check_args import config_fields
+from .._check_args import checked, config_fields
 from . import runs
 from ..progress import Progress
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
@@ -39,8 +40,8 @@ from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC,
                    _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
-__all__ = ["SFTConfig", "sft_warmup", "RLConfig", "Rollout", "exact_reward", "rollout",
-           "train_rl", "CurriculumSampler", "DistinctRows"]
+__all__ = ["SFTConfig", "train_sft", "RLConfig", "Rollout", "exact_reward", "rollout",
+           "train_rl", "train_rl_many", "train_rl_seeds", "CurriculumSampler", "DistinctRows"]
 
 
 # ============================================================================ SFT warm-up
@@ -94,8 +95,16 @@ def _lr_at(step, cfg):
     return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * frac)))
 
 
+def _check_train_sft(cfg, callback, progress):
+    if cfg is not None:
+        instance(cfg, SFTConfig, "cfg")
+    if callback is not None:
+        function(callback, "callback")
+
+
+@checked(_check_train_sft)
 @single_thread_blas
-def sft_warmup(cfg=None, callback=None, progress=None):
+def train_sft(cfg=None, callback=None, progress=None):
     """Train a fresh ``TinyLM`` by imitating the teacher (cross-entropy on answer tokens).
 
     Returns ``(model, history)`` with ``history = {"step": [...], "loss": [...]}``;
@@ -103,10 +112,6 @@ def sft_warmup(cfg=None, callback=None, progress=None):
     the cached result instead of training.) ``progress``: a ``toy.progress.Progress`` to count
     the steps, None for a bar of its own (shown only where a person watches), False for none.
     """
-    if cfg is not None:  # argcheck
-        instance(cfg, SFTConfig, "cfg")
-    if callback is not None:  # argcheck
-        function(callback, "callback")
     cfg = cfg or SFTConfig()
     rng = np.random.default_rng(cfg.seed)
     model = TinyLM(cfg.model, seed=cfg.seed)
@@ -153,26 +158,25 @@ class RLConfig:
     n_prompts: int = 32                  # prompts per step
     G: int = 8                           # samples per prompt (the group)
     lr: float = 1e-4                     # Adam learning rate (the seed's)
-    mu: int = 1                          # μ: epochs on each batch (PPO in the seed: 8)
+    mu: int = 1                          # μ: epochs (passes) over each batch (PPO in the seed: 8)
     eps_low: float = 0.2                 # ε_low of the clipped surrogate (matters only if μ > 1)
     eps_high: float = None               # ε_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
-    loss_type: str = ""                  # toy.rl.aggregate_loss type; "" = the algorithm's own
+    loss_type: str = None                # toy.rl.aggregate_loss type; None: DEFAULT_LOSS_TYPE[algo]
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
-    # (the next three are left out of the repr, so that printed configs stay as they were)
-    kl_coef: float = field(default=0.0, repr=False)   # LM-PPO (AlpacaFarm): β of the reward −β·KL_t (> 0: on)
-    kl_clamp: bool = field(default=True, repr=False)  # LM-PPO: clamp KL_t at ≥ 0
-    n_minibatches: int = field(default=1, repr=False)  # an epoch: one Adam step per random minibatch
+    kl_coef: float = 0.0                 # LM-PPO (AlpacaFarm): β of the reward −β·KL_t (> 0: on)
+    kl_clamp: bool = True                # LM-PPO: clamp KL_t at ≥ 0
+    n_minibatches: int = 1               # an epoch: one Adam step per random minibatch
     temperature: float = 1.0             # rollout temperature (the loss uses the T = 1 policy: ≠ 1 is off-policy)
     grad_clip: float = 1.0               # clip the global gradient norm (0 = off)
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
-    # the loss variants practitioners use now (toy.rl.policy_loss; Part III §7), out of the repr too
-    ratio_level: str = field(default="token", repr=False)     # "sequence": GSPO's ratio s_i
-    loss_mode: str = field(default="clip", repr=False)        # "cispo": CISPO's clipped weight, sg
-    delta: float = field(default=None, repr=False)            # TRL's two-sided clip δ (None: off)
-    micro_batch: int = field(default=None, repr=False)        # loss_type="bnpo": answers per micro-batch
-    top_entropy_quantile: float = field(default=1.0, repr=False)  # < 1: policy loss on the top tokens by entropy
-    kl_bias_correction: bool = field(default=False, repr=False)   # TRL's use_bias_correction_kl
+    # the loss variants practitioners use now (toy.rl.policy_loss; toy.tinylm.variants)
+    ratio_level: str = "token"           # "sequence": GSPO's ratio s_i
+    loss_mode: str = "clip"              # "cispo": CISPO's clipped weight, sg
+    delta: float = None                  # TRL's two-sided clip δ (None: off)
+    micro_batch: int = None              # loss_type="bnpo": answers per micro-batch
+    top_entropy_quantile: float = 1.0    # < 1: policy loss on the top tokens by entropy
+    kl_bias_correction: bool = False     # TRL's use_bias_correction_kl
 
     def __post_init__(self):
         config_fields(self)                                  # 2.0 → 2, np.int64 → int (range, cache key)
@@ -192,8 +196,8 @@ class RLConfig:
             raise ValueError(f"kl_coef must be 0 unless algo='ppo' (LM-PPO), got {self.kl_coef} with algo={self.algo!r}")
         flag(self.kl_clamp, "kl_clamp")
         integer(self.n_minibatches, "n_minibatches", 1, self.n_prompts * self.G)
-        if self.loss_type != "":
-            one_of(self.loss_type, "loss_type", ("",) + rl.LOSS_TYPES + ("bnpo",))
+        if self.loss_type is not None:
+            one_of(self.loss_type, "loss_type", rl.LOSS_TYPES + ("bnpo",))
         if self.delta is not None:
             real(self.delta, "delta", lo=1, lo_open=True)
             if self.loss_mode == "cispo":
@@ -237,6 +241,17 @@ def exact_reward(ans, digits):
     return verify_tokens(ans, digits)["reward"]
 
 
+def _check_rollout(model, digits, G, rng, temperature, reward_fn):
+    if isinstance(model, runs.Stack):
+        return
+    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)
+    real(temperature, "temperature", lo=0, lo_open=True)
+    if reward_fn is not None:
+        function(reward_fn, "reward_fn")
+    return {"digits": _digits(digits)}
+
+
+@checked(_check_rollout)
 def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     """Sample ``G`` answers to each problem in ``digits`` (n, 10), verify them and score them
     with ``reward_fn(answer tokens (N, L), digits (N, 10))`` → (N,) (default: ``exact_reward``).
@@ -246,11 +261,6 @@ def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
     if isinstance(model, runs.Stack):                                             # R runs at once
         ans = runs.generate(model, np.stack([prompts_of(d) for d in digits]), G, rng, temperature, MAX_ANSWER_LEN)
         return [_scored(d, a, G, f) for d, a, f in zip(digits, ans, reward_fn)]
-    has_methods(model, "model", "generate"), integer(G, "G", lo=1), generator(rng)  # argcheck
-    real(temperature, "temperature", lo=0, lo_open=True)  # argcheck
-    if reward_fn is not None:  # argcheck
-        function(reward_fn, "reward_fn")
-    digits = _digits(digits)
     if isinstance(model, TinyLM):                                                 # the speed path
         ans = runs.sample(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, n_repeat=G)
     else:
@@ -304,32 +314,46 @@ class DistinctRows:
         return out
 
 
+def _check_sampler(self, pool, init, success_decay, floor):
+    if np.ndim(pool) < 1 or len(pool) == 0:
+        raise ValueError(f"pool must be a non-empty array of prompts (P, ...), got shape {np.shape(pool)}")
+    real(init, "init", 0, 1), real(success_decay, "success_decay", 0, 1)
+    real(floor, "floor", 0, 1, lo_open=True)
+
+
+def _check_draw(self, n, rng):
+    integer(n, "n", lo=1), generator(rng)
+
+
+def _check_update(self, rewards):
+    if self.last is None or as_array(rewards, "rewards", ndim=2).shape[0] != len(self.last):
+        raise ValueError("rewards must be (n, G) for the n prompts of the last call (call the sampler first)")
+
+
 class CurriculumSampler:
     """Kimi k1.5's curriculum: draw prompts from a fixed ``pool`` (P, 10) with probability
-    ∝ (1 − success rate), the success rate being a running average updated from each batch
-    (``train_rl`` calls ``update`` after every rollout). Unseen prompts start at ``init``."""
+    ∝ (1 − success rate), the success rate being a running average (weight ``success_decay``
+    on the old value) updated from each batch (``train_rl`` calls ``update`` after every
+    rollout). Unseen prompts start at ``init``."""
 
-    def __init__(self, pool, init=0.5, decay=0.5, floor=0.02):
-        if np.ndim(pool) < 1 or len(pool) == 0:  # argcheck
-            raise ValueError(f"pool must be a non-empty array of prompts (P, ...), got shape {np.shape(pool)}")
-        real(init, "init", 0, 1), real(decay, "decay", 0, 1)  # argcheck
-        real(floor, "floor", 0, 1, lo_open=True)  # argcheck
+    @checked(_check_sampler)
+    def __init__(self, pool, init=0.5, success_decay=0.5, floor=0.02):
         self.pool = np.asarray(pool)
         self.success = np.full(len(self.pool), float(init))
-        self.decay, self.floor = decay, floor
+        self.success_decay, self.floor = success_decay, floor
         self.last = None
 
+    @checked(_check_draw)
     def __call__(self, n, rng):
-        integer(n, "n", lo=1), generator(rng)  # argcheck
         p = np.maximum(1 - self.success, self.floor)
         self.last = rng.choice(len(self.pool), size=n, replace=len(self.pool) < n, p=p / p.sum())
         return self.pool[self.last]
 
+    @checked(_check_update)
     def update(self, rewards):                                                # (n, G)
-        if self.last is None or as_array(rewards, "rewards", ndim=2).shape[0] != len(self.last):  # argcheck
-            raise ValueError("rewards must be (n, G) for the n prompts of the last call (call the sampler first)")
         rate = np.asarray(rewards).mean(axis=1)
-        self.success[self.last] = self.decay * self.success[self.last] + (1 - self.decay) * rate
+        d = self.success_decay
+        self.success[self.last] = d * self.success[self.last] + (1 - d) * rate
 
 
 @single_thread_blas
@@ -360,31 +384,39 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     """
     cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(      # checked, as lists of R runs
         model, cfg, seed, callback, prompt_sampler, reward_fn, verbose)     # (R = 1: one run)
-    c0, many = cfgs[0], isinstance(cfg, list)
-    rngs = [np.random.default_rng(s) for s in seeds]
-    ppo = c0.algo == "ppo"
-    policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # (PPO: V(s_t), the critic)
-    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref, the start
+    c0, many, ppo = cfgs[0], isinstance(cfg, list), cfgs[0].algo == "ppo"
+    G, rngs = c0.G, [np.random.default_rng(s) for s in seeds]
+    policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # PPO: + V(s_t), the critic
+    ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref: the start
     opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
     histories, t0 = [{} for _ in cfgs], time.time()
     bar = _bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
     for step in range(c0.steps):
-        # 1. sample G answers to each of n_prompts problems and score them
+        # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else _digits(ps(c.n_prompts, rng))
                   for c, rng, ps in zip(cfgs, rngs, samplers)]
-        ros = rollout(policy, digits, c0.G, rngs, [c.temperature for c in cfgs], reward_fns)
+        ros = rollout(policy, digits, G, rngs, [c.temperature for c in cfgs], reward_fns)
         for ro, ps in zip(ros, samplers):
-            if hasattr(ps, "update"):
-                ps.update(ro.reward.reshape(c0.n_prompts, c0.G))
+            if hasattr(ps, "update"):                                   # a curriculum learns the success rates
+                ps.update(ro.reward.reshape(-1, G))
         recs = [_record(ro, f) for ro, f in zip(ros, reward_fns)]
-        # 2. advantages: per answer from its group's rewards, or (PPO) per token from V(s_t)
-        batches = ([_batch(ro.seqs, ro.mask, None, np.ones(len(ro.seqs), bool)) for ro in ros] if ppo
-                   else [_group_batch(ro, c) for ro, c in zip(ros, cfgs)])
-        if ref is not None:
-            _ref_logprobs(ref, batches)
-        if ppo:
-            _ppo_batch(policy, batches, ros, cfgs, recs)
-        # 3. update: μ Adam steps on the clipped policy loss (+ PPO's value loss)
+        # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
+        if not ppo:
+            batches = [_answers(ro, rl.advantages(ro.reward.reshape(-1, G), c.algo).ravel(), c)
+                       for ro, c in zip(ros, cfgs)]
+        else:
+            batches = [Batch(ro.seqs, np.ones(len(ro.seqs), bool), ro.mask, None) for ro in ros]
+        if ref is not None:                                             # log π_ref (β·KL, LM-PPO's reward)
+            for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
+                b.ref_logp = lp
+        if ppo:                                                         # ... or (PPO) one per token: GAE on V(s_t)
+            for b, ro, c, rec, (lp, V) in zip(batches, ros, cfgs, recs, _logprobs_many(policy, batches, value=True)):
+                b.old_logp = lp
+                if c.kl_coef > 0:                                       # LM-PPO: reward −β·KL_t per token
+                    b.ret, b.adv = _lm_ppo_targets(ro.reward, V, ro.mask, b.old_logp - b.ref_logp, c, rec)
+                else:
+                    b.ret, b.adv = _ppo_targets(ro.reward, V, ro.mask)
+        # 3. update: μ epochs of Adam steps on rl.policy_loss (+ PPO's value loss)
         for rec, info in zip(recs, _update(policy, opt, batches, cfgs, rngs)):
             rec.update(info)
         for rec, history, cb in zip(recs, histories, callbacks):
@@ -420,6 +452,22 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     R = len(cfgs)
     return train_rl(model, cfgs, list(seeds), list(callbacks or [None] * R), list(prompt_samplers or [None] * R),
                     verbose, list(reward_fns or [None] * R), progress)
+
+
+def train_rl_seeds(model, cfg, seeds, reward_fn=None):
+    """Several seeds of one config: ``train_rl(model, cfg, seed, reward_fn=...)`` for each of
+    ``seeds`` → ``(policies, history)``, ``history`` a dict of arrays shaped (seeds, steps).
+    ``reward_fn``: None, one function, or a list of one per seed (e.g. each with its own record)."""
+    seeds = list(seeds)
+    fns = list(reward_fn) if isinstance(reward_fn, (list, tuple)) else [reward_fn] * len(seeds)
+    if len(fns) != len(seeds):
+        raise ValueError(f"reward_fn must be one function or a list of {len(seeds)} (one per seed), got {len(fns)}")
+    return stack_runs([train_rl(model, cfg, s, reward_fn=f) for s, f in zip(seeds, fns)])
+
+
+def stack_runs(got):
+    """``[(policy, history), ...]`` of R runs → ``(policies, {key: array (R, steps)})``."""
+    return [p for p, _ in got], {k: np.array([np.asarray(h[k], dtype=float) for _, h in got]) for k in got[0][1]}
 
 
 def _runs_of(model, cfg, seed, callback, prompt_sampler, reward_fn, verbose):
@@ -469,20 +517,14 @@ class Batch:
                 for i in np.array_split(rng.permutation(len(self.mask)), n) if len(i)]
 
 
-def _batch(seqs, mask, adv, needed):
-    """The rows to compute: ``needed``, distinct, prompts shared (``Batch.rows``)."""
-    return Batch(seqs, needed, mask, adv)
-
-
-def _group_batch(ro, cfg):
-    """Step 2 of GRPO, Dr. GRPO and RFT: ``toy.rl.advantages`` of each group's G rewards, one per
-    answer; RFT keeps only the accepted answers (A = 1). With β = 0 a row whose advantage is 0
+def _answers(ro, adv, cfg):
+    """The ``Batch`` of a rollout's answers with their advantages ``adv`` (N,) (GRPO, Dr. GRPO,
+    RFT); RFT keeps only the accepted answers (A = 1). With β = 0 a row whose advantage is 0
     (its group all right, or all wrong) has no loss and no gradient: the model skips it."""
-    adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()       # (N,)
     keep = adv > 0 if cfg.algo == "rft" else np.ones(len(adv), bool)
     every = cfg.beta > 0 or cfg.top_entropy_quantile < 1        # the entropy quantile counts every answer (TRL)
     needed = adv[keep] != 0 if not every else np.ones(keep.sum(), bool)
-    return _batch(ro.seqs[keep], ro.mask[keep], adv[keep], needed)
+    return Batch(ro.seqs[keep], needed, ro.mask[keep], adv[keep])
 
 
 def _ppo_targets(reward, values, mask):
@@ -601,21 +643,6 @@ def shape_key(cfg):
             cfg.beta > 0 or cfg.kl_coef > 0)
 
 
-def _ppo_batch(st, batches, ros, cfgs, recs):
-    """Step 2 of PPO for every run: log π_old and V(s_t) of every row in one forward, then each
-    run's per-token value targets and advantages, GAE with γ = λ = 1 (``toy.rl.gae``):
-    A_t = (return to the end) − V(s_t), normalised over the batch. With ``kl_coef`` = 0 the
-    return is the final reward (``_ppo_targets``); with ``kl_coef`` > 0 (LM-PPO) the per-token
-    reward is shaped by the KL to π_ref (``_lm_ppo_targets``), whose parts go into the record."""
-    got = _logprobs_many(st, batches, value=True)
-    for b, (logp, values), ro, c, rec in zip(batches, got, ros, cfgs, recs):
-        b.old_logp = logp
-        if c.kl_coef > 0:
-            b.ret, b.adv = _lm_ppo_targets(ro.reward, values, ro.mask, b.old_logp - b.ref_logp, c, rec)
-        else:
-            b.ret, b.adv = _ppo_targets(ro.reward, values, ro.mask)
-
-
 def _row_logprobs(logits, lay):
     """log π of each row's targets at positions P−1..L−2 (R, U, S+1) and the probabilities."""
     z = logits - logits.max(axis=-1, keepdims=True)
@@ -654,12 +681,6 @@ def _logprobs_many(st, batches, value=False, keep=False):
 def _entropy(probs):
     """H = −Σ_v π_v log π_v of each next-token distribution, probs (..., V) → (...)."""
     return -(probs * np.log(np.where(probs > 0, probs, 1))).sum(axis=-1)
-
-
-def _ref_logprobs(ref, batches):
-    """log π_ref (N, T) of every batch's rows, all runs in one forward."""
-    for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
-        b.ref_logp = lp
 
 
 def _update(st, opt, batches, cfgs, rngs):
