@@ -63,6 +63,7 @@ class Stack:
         self.names = [name for name, _, _ in models[0].named_params()]
         self.params = {n: np.stack([m.state_dict()[n] for m in models]) for n in self.names}
         self.grads = {}
+        self.buffers = {}                                                      # work arrays kept between calls
 
     def model(self, r):
         """Run ``r`` as a ``TinyLM`` (parameters copied)."""
@@ -343,8 +344,12 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
     toks = np.full((R, Bp, T0), EOS, dtype=np.int64)
     toks[:, :B0] = prompts
     cap = max(Bp, B + ROW_PAD)                                                 # rows the caches can hold
-    bufs = [{"k": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype),
-             "v": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype)} for _ in range(cfg.n_layer)]
+    shape = (R, cap, nh, cfg.block_size, hs)
+    bufs = st.buffers.get("kv")                                                # kept from the last call: no
+    if bufs is None or bufs[0]["k"].shape != shape:                            # fresh pages to fault in (a row
+        bufs = [{"k": np.zeros(shape, st.dtype), "v": np.zeros(shape, st.dtype)}   # is written before it is read;
+                for _ in range(cfg.n_layer)]                                   # stale rows are padding)
+        st.buffers["kv"] = bufs
     logits = _decode(st, toks, np.arange(T0), [{k: b[:, :Bp] for k, b in c.items()} for c in bufs], 0)  # (R, Bp, V)
     owner = np.tile(np.repeat(np.arange(B0), G), (R, 1))                       # (R, B) batch row, −1: ended
     owner[~active] = -1
@@ -373,10 +378,12 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
         nxt = np.full((R, Ub), EOS, dtype=np.int64)
         for r, p, x in parents:
             nxt[r, :len(p)] = x
-            if (p != np.arange(len(p))).any():                              # run r's rows moved: its caches follow
-                for c in bufs:
-                    for buf in c.values():
-                        buf[r, :len(p)] = buf[r, p]                             # (the rows after them: stale padding)
+            moved = np.flatnonzero(p != np.arange(len(p)))
+            if len(moved):                                                     # run r's rows moved: its caches follow
+                i, end = moved[0], T0 + t                                      # (p is sorted, p ≥ its index: rows
+                for c in bufs:                                                 # before i stay; positions ≥ end are
+                    for buf in c.values():                                     # not written yet)
+                        buf[r, i:len(p), :, :end] = buf[r, p[i:], :, :end]     # (the rows after them: stale padding)
         kv = [{k: b[:, :Ub] for k, b in c.items()} for c in bufs]
         logits = _decode(st, nxt[:, :, None], np.array([T0 + t]), kv, T0 + t)
     return out
