@@ -370,23 +370,38 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
                 continue
             live, tok = live[tok != EOS], tok[tok != EOS]
             pairs, inv = np.unique(owner[r, live] * V + tok, return_inverse=True)
-            owner[r, live] = inv
-            parents.append((r, pairs // V, pairs % V))
+            slot, src, dst = _slots(pairs // V)
+            owner[r, live] = slot[inv]
+            parents.append((r, slot, pairs % V, src, dst))
         if not active.any():
             break
-        Ub = max(len(p) for _, p, _ in parents) + ROW_PAD
+        Ub = max(len(s) for _, s, _, _, _ in parents) + ROW_PAD
         nxt = np.full((R, Ub), EOS, dtype=np.int64)
-        for r, p, x in parents:
-            nxt[r, :len(p)] = x
-            moved = np.flatnonzero(p != np.arange(len(p)))
-            if len(moved):                                                     # run r's rows moved: its caches follow
-                i, end = moved[0], T0 + t                                      # (p is sorted, p ≥ its index: rows
-                for c in bufs:                                                 # before i stay; positions ≥ end are
-                    for buf in c.values():                                     # not written yet)
-                        buf[r, i:len(p), :, :end] = buf[r, p[i:], :, :end]     # (the rows after them: stale padding)
+        end = T0 + t                                                           # positions written so far
+        for r, slot, x, src, dst in parents:
+            nxt[r, slot] = x
+            if len(dst):                                                       # run r's new rows: their caches
+                for c in bufs:                                                 # are their parents'
+                    for buf in c.values():
+                        buf[r, dst, :, :end] = buf[r, src, :, :end]            # (the rows after them: stale padding)
         kv = [{k: b[:, :Ub] for k, b in c.items()} for c in bufs]
         logits = _decode(st, nxt[:, :, None], np.array([T0 + t]), kv, T0 + t)
     return out
+
+
+def _slots(parent):
+    """Where the distinct sequences of the next step sit in a run's batch: ``parent`` (n,), the
+    sorted rows they extend → their rows ``slot`` (a permutation of 0..n−1) and the cache rows
+    to copy, ``src`` → ``dst``. A sequence stays in its parent's row when it is the first to
+    extend it and that row is < n; the others fill the rows left free (so few rows move)."""
+    n = len(parent)
+    first = np.r_[True, parent[1:] != parent[:-1]]
+    stay = first & (parent < n)
+    slot = np.where(stay, parent, -1)
+    free = np.ones(n, bool)
+    free[parent[stay]] = False
+    slot[~stay] = np.flatnonzero(free)                                       # (as many free rows as sequences to place)
+    return slot, parent[~stay], slot[~stay]
 
 
 # ----------------------------------------------------------------------------- optimiser
