@@ -87,6 +87,24 @@ def test_stacked_sampling_equals_generate():
         assert rng.random() == rngs[r].random()
 
 
+def test_slots_put_each_sequence_over_its_parents_cache_moving_few_rows():
+    """``runs._slots``: after the copies src → dst on a batch whose row i holds "i", the row of
+    each next sequence holds its parent, the rows 0..n−1 are each used once, and only the rows
+    that cannot stay (a second child of a row, or a parent at row ≥ n) are copied."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        rows = int(rng.integers(1, 40))
+        parent = np.sort(rng.integers(0, rows, size=int(rng.integers(1, 2 * rows))))
+        slot, src, dst = runs._slots(parent)
+        batch = np.arange(max(rows, len(parent)))
+        assert not np.isin(src, dst).any()                # sources are never overwritten
+        batch[dst] = batch[src]
+        np.testing.assert_array_equal(np.sort(slot), np.arange(len(parent)))
+        np.testing.assert_array_equal(batch[slot], parent)
+        can_stay = len(np.unique(parent[parent < len(parent)]))
+        assert len(dst) == len(parent) - can_stay
+
+
 CONFIGS = {
     "grpo": T.RLConfig(steps=4, n_prompts=4, G=4),
     "dr_grpo, lr, temperature": T.RLConfig(algo="dr_grpo", steps=4, n_prompts=4, G=4, lr=3e-3, temperature=1.5),

@@ -63,6 +63,7 @@ class Stack:
         self.names = [name for name, _, _ in models[0].named_params()]
         self.params = {n: np.stack([m.state_dict()[n] for m in models]) for n in self.names}
         self.grads = {}
+        self.buffers = {}                                                      # work arrays kept between calls
 
     def model(self, r):
         """Run ``r`` as a ``TinyLM`` (parameters copied)."""
@@ -343,8 +344,12 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
     toks = np.full((R, Bp, T0), EOS, dtype=np.int64)
     toks[:, :B0] = prompts
     cap = max(Bp, B + ROW_PAD)                                                 # rows the caches can hold
-    bufs = [{"k": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype),
-             "v": np.zeros((R, cap, nh, cfg.block_size, hs), st.dtype)} for _ in range(cfg.n_layer)]
+    shape = (R, cap, nh, cfg.block_size, hs)
+    bufs = st.buffers.get("kv")                                                # kept from the last call: no
+    if bufs is None or bufs[0]["k"].shape != shape:                            # fresh pages to fault in (a row
+        bufs = [{"k": np.zeros(shape, st.dtype), "v": np.zeros(shape, st.dtype)}   # is written before it is read;
+                for _ in range(cfg.n_layer)]                                   # stale rows are padding)
+        st.buffers["kv"] = bufs
     logits = _decode(st, toks, np.arange(T0), [{k: b[:, :Bp] for k, b in c.items()} for c in bufs], 0)  # (R, Bp, V)
     owner = np.tile(np.repeat(np.arange(B0), G), (R, 1))                       # (R, B) batch row, −1: ended
     owner[~active] = -1
@@ -365,21 +370,38 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
                 continue
             live, tok = live[tok != EOS], tok[tok != EOS]
             pairs, inv = np.unique(owner[r, live] * V + tok, return_inverse=True)
-            owner[r, live] = inv
-            parents.append((r, pairs // V, pairs % V))
+            slot, src, dst = _slots(pairs // V)
+            owner[r, live] = slot[inv]
+            parents.append((r, slot, pairs % V, src, dst))
         if not active.any():
             break
-        Ub = max(len(p) for _, p, _ in parents) + ROW_PAD
+        Ub = max(len(s) for _, s, _, _, _ in parents) + ROW_PAD
         nxt = np.full((R, Ub), EOS, dtype=np.int64)
-        for r, p, x in parents:
-            nxt[r, :len(p)] = x
-            if (p != np.arange(len(p))).any():                              # run r's rows moved: its caches follow
-                for c in bufs:
+        end = T0 + t                                                           # positions written so far
+        for r, slot, x, src, dst in parents:
+            nxt[r, slot] = x
+            if len(dst):                                                       # run r's new rows: their caches
+                for c in bufs:                                                 # are their parents'
                     for buf in c.values():
-                        buf[r, :len(p)] = buf[r, p]                             # (the rows after them: stale padding)
+                        buf[r, dst, :, :end] = buf[r, src, :, :end]            # (the rows after them: stale padding)
         kv = [{k: b[:, :Ub] for k, b in c.items()} for c in bufs]
         logits = _decode(st, nxt[:, :, None], np.array([T0 + t]), kv, T0 + t)
     return out
+
+
+def _slots(parent):
+    """Where the distinct sequences of the next step sit in a run's batch: ``parent`` (n,), the
+    sorted rows they extend → their rows ``slot`` (a permutation of 0..n−1) and the cache rows
+    to copy, ``src`` → ``dst``. A sequence stays in its parent's row when it is the first to
+    extend it and that row is < n; the others fill the rows left free (so few rows move)."""
+    n = len(parent)
+    first = np.r_[True, parent[1:] != parent[:-1]]
+    stay = first & (parent < n)
+    slot = np.where(stay, parent, -1)
+    free = np.ones(n, bool)
+    free[parent[stay]] = False
+    slot[~stay] = np.flatnonzero(free)                                       # (as many free rows as sequences to place)
+    return slot, parent[~stay], slot[~stay]
 
 
 # ----------------------------------------------------------------------------- optimiser
