@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from toy import plots, show, widgets
+from toy.tinylm import figures as tfig
 
 
 @pytest.fixture
@@ -140,7 +141,7 @@ def test_figure_sizes():
 
 # ------------------------------------------------------------------ Part III's figures and slider frames
 def test_clip_objective_draws_the_objective_and_its_slope():
-    draw = plots.clip_objective(advantages=(2.0, -1.0))
+    draw = tfig.clip_objective(advantages=(2.0, -1.0))
     fig = draw(0.5)
     for a in fig.axes:
         band, = a.patches
@@ -185,7 +186,7 @@ def test_proxy_vs_accuracy_averages_each_seed_over_the_window():
     rng = np.random.default_rng(0)
     curves = {"a": {"proxy": rng.random((4, 12)), "accuracy": rng.random((4, 12))},
               "b": {"proxy": rng.random((4, 12)), "accuracy": rng.random((4, 12))}}
-    draw = plots.proxy_vs_accuracy(curves, window=3)
+    draw = tfig.proxy_vs_accuracy(curves, window=3)
     fig = draw(2)
     assert draw(10) is fig
     dots = fig.axes[0].collections
@@ -202,7 +203,7 @@ def test_proxy_vs_accuracy_averages_each_seed_over_the_window():
 def test_estimator_bars_show_the_scale_and_the_rescaled_variance():
     names = ["x", "y"]
     scale, variance = {2: [0.5, 1.0], 8: [0.875, 2.0]}, {2: [1.0, 3.0], 8: [0.5, 8.0]}
-    draw = plots.estimator_bars(names, scale, variance)
+    draw = tfig.estimator_bars(names, scale, variance)
     fig = draw(2)
     assert draw(8) is fig
     ax1, ax2 = fig.axes
@@ -227,7 +228,7 @@ def test_sigma_loudness_draws_the_relative_steps_and_their_ratio():
     relative = {4: {"grpo": np.array([2.0, 1.0, 2.0]), "dr_grpo": np.array([0.5, 1.0, 0.5])},
                 8: {"grpo": np.array([3.0, 1.0, 3.0]), "dr_grpo": np.array([1.0, 1.0, 1.0])}}
     large_G = {"grpo": np.array([0.6, 1.0, 0.6]), "dr_grpo": np.array([0.36, 1.0, 0.36])}
-    draw = plots.sigma_loudness(p, relative, large_G)
+    draw = tfig.sigma_loudness(p, relative, large_G)
     fig = draw(8)
     assert draw(4) is fig
     ax1, ax2 = fig.axes
@@ -241,7 +242,7 @@ def test_sigma_loudness_draws_the_relative_steps_and_their_ratio():
 
 def test_length_curves_draw_right_and_wrong_lengths_per_run_set(ax):
     runs = {"A": {"len_right": np.array([[8.0, 8.0], [6.0, 4.0]]), "len_wrong": np.array([[8.0, 8.0], [9.0, 11.0]])}}
-    plots.length_curves(ax, [0, 1], runs, "t", start=1)
+    tfig.length_curves(ax, [0, 1], runs, "t", start=1)
     np.testing.assert_array_equal(_line_named(ax, "A: right answers").get_ydata(), [8.0, 5.0])
     np.testing.assert_array_equal(_line_named(ax, "A: wrong answers").get_ydata(), [8.0, 10.0])
     assert _line_named(ax, "A: wrong answers").get_linestyle() == "--"
@@ -281,23 +282,23 @@ BAD_INPUTS = [
     (widgets.slider, (lambda v: _FIG, [1, 2]), {"default": 3}, "default"),
     (widgets.slider, ("draw", [1, 2]), {}, "draw"),
     (show, ("not a function",), {}, "obj"),
-    (plots.clip_objective, (), {"advantages": []}, "advantages"),
+    (tfig.clip_objective, (), {"advantages": []}, "advantages"),
     (plots.mean_se_band, ("ax", [0], [[1.0]]), {}, "ax"),
     (plots.mean_se_band, (_AX, [0], [[np.inf]]), {}, "values"),
     (plots.mean_se_band, (_AX, [0], [["a"]]), {}, "values"),
     (plots.mean_se_band, (_AX, [0, 1], np.ones((3, 2))), {"axis": 2}, "axis"),
     (plots.mean_se_band, (_AX, [0, 1, 2], np.ones((3, 2))), {}, "x"),
     (plots.mean_se_band, (_AX, [0, 1], np.ones((3, 2))), {"n_se": -1}, "n_se"),
-    (plots.proxy_vs_accuracy, ([],), {}, "curves"),
-    (plots.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3))}},), {}, "curves"),
-    (plots.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3)), "accuracy": np.ones((2, 3))}},), {"window": 0}, "window"),
-    (plots.estimator_bars, (["x"], {2: [1.0, 2.0]}, {2: [1.0]}), {}, "scale"),
-    (plots.estimator_bars, (["x"], {2: [1.0]}, {4: [1.0]}), {}, "variance"),
+    (tfig.proxy_vs_accuracy, ([],), {}, "curves"),
+    (tfig.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3))}},), {}, "curves"),
+    (tfig.proxy_vs_accuracy, ({"a": {"proxy": np.ones((2, 3)), "accuracy": np.ones((2, 3))}},), {"window": 0}, "window"),
+    (tfig.estimator_bars, (["x"], {2: [1.0, 2.0]}, {2: [1.0]}), {}, "scale"),
+    (tfig.estimator_bars, (["x"], {2: [1.0]}, {4: [1.0]}), {}, "variance"),
     (plots.stacked_barh, (_AX, {"a": [1]}, (0, 1)), {}, "df"),
     (plots.stacked_barh, (_AX, _DF, 10), {}, "xlim"),
-    (plots.sigma_loudness, ([0.5], {}, {"grpo": [1.0]}), {}, "large_G"),
-    (plots.sigma_loudness, ([0.5], {2: {"grpo": [1.0]}}, {"grpo": [1.0], "dr_grpo": [1.0]}), {}, "relative"),
-    (plots.length_curves, (_AX, [0], [], "t"), {}, "runs"),
+    (tfig.sigma_loudness, ([0.5], {}, {"grpo": [1.0]}), {}, "large_G"),
+    (tfig.sigma_loudness, ([0.5], {2: {"grpo": [1.0]}}, {"grpo": [1.0], "dr_grpo": [1.0]}), {}, "relative"),
+    (tfig.length_curves, (_AX, [0], [], "t"), {}, "runs"),
 ]
 
 

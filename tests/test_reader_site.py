@@ -17,11 +17,18 @@ def test_section_labels_from_the_file_name():
     assert reader_site.section_label("book/glossary") is None
 
 
-def test_chapter_numbers_become_part_labels():
-    doc = "notebooks/part2/s04_x"
+def test_chapter_numbers_become_part_labels(tmp_path):
+    """The label is the place in _toc.yml: the fourth chapter of the second numbered part."""
+    doc = "notebooks/part2/s09_x"
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n"
+        "  - caption: A\n    numbered: true\n    chapters:\n      - file: notebooks/part1/s01_a\n"
+        "  - caption: B\n    numbered: true\n    chapters:\n" +
+        "".join(f"      - file: {f}\n" for f in ["notebooks/part2/s01_a", "notebooks/part2/s02_b",
+                                                 "notebooks/part2/s03_c", doc]))
     toc = nodes.bullet_list("", nodes.list_item("", nodes.reference("", "t", secnumber=(16,)),
                                                 nodes.reference("", "s", secnumber=(16, 2))))
-    env = SimpleNamespace(toc_secnumbers={doc: {"": (16,), "#s": (16, 2)}, "book/intro": {}},
+    env = SimpleNamespace(srcdir=str(tmp_path), toc_secnumbers={doc: {"": (16,), "#s": (16, 2)}, "book/intro": {}},
                           tocs={doc: toc, "book/intro": nodes.bullet_list()},
                           titles={doc: nodes.title(secnumber=(16,)), "book/intro": nodes.title()})
     reader_site._relabel(env)

@@ -21,10 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Shown functions of the world modules whose checks their owners move out (issue 21): expected to
 # fail until then. The lead empties this set at the merge (xfail is strict: an entry that passes fails).
-PENDING = {
-    "ns.exact_values", "nt.batch_cosines", "nt.degenerate_probability", "nt.group_update_size",
-    "nt.weighted_logprob_loss", "arith_train.sft", "arith_train.star", "V.train",
-}
+PENDING = set()
 
 # the name a notebook gives a module -> where that module may live (first importable wins)
 ALIASES = {

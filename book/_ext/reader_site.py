@@ -52,7 +52,7 @@ def section_label(docname, toc=None):
 
 def _relabel(env):
     """Replace each section's book-wide chapter number by its part label: (8, 2) -> ('I.8', 2)."""
-    toc = Path(getattr(env, "srcdir", ".")) / "_toc.yml"
+    toc = Path(env.srcdir) / "_toc.yml"
     for docname, secnums in env.toc_secnumbers.items():
         label = section_label(docname, toc if toc.exists() else None)
         if label is None:

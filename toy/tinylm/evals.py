@@ -8,7 +8,7 @@ from .._blas import single_thread_blas
 from .._check_args import flag, has_methods, int_array, integer, real, seed as check_seed
 from . import runs
 from .model import TinyLM
-from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, _digits, make_prompts, n_digits, prompts_of,
+from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, check_digits, make_prompts, n_digits, prompts_of,
                    true_answers, verify_tokens)
 
 __all__ = ["evaluate", "pass_at_k_curve", "thinking_budget"]
@@ -40,7 +40,7 @@ def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digit
     if digits is None:
         digits, _ = make_prompts(n_prompts, rng, min_digits)
     else:
-        digits = _digits(digits)
+        digits = check_digits(digits)
     ans = _generate(model, prompts_of(digits), MAX_ANSWER_LEN, rng, temperature, greedy=greedy)
     v = verify_tokens(ans, digits)
     think, direct = v["think"] > 0, v["direct"] > 0

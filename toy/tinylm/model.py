@@ -130,7 +130,7 @@ class Embedding(Module):
 
 
 @functools.lru_cache(maxsize=None)
-def _averager(C, dtype):
+def averager(C, dtype):
     """The (C, 1) column [1/C, ..., 1/C] (made once per size and dtype; read-only)."""
     col = np.full((C, 1), 1.0 / C, dtype=dtype)
     col.flags.writeable = False
@@ -149,7 +149,7 @@ class LayerNorm(Module):
     def _mean(x):                                    # (..., C) -> (..., 1)
         # x @ [1/C, ..., 1/C]: a row mean as a matrix product, ~5× faster than x.mean(axis=-1)
         # for C = 64 (numpy's reduction over a short last axis has a high per-row cost)
-        return x @ _averager(x.shape[-1], x.dtype)
+        return x @ averager(x.shape[-1], x.dtype)
 
     def forward(self, x):                            # (..., C)
         xc = x - self._mean(x)                       # (..., C) centred
@@ -483,7 +483,7 @@ class TinyLM(Module):
         for t in range(n):
             if t:                                    # the last token in, at position T0 + t − 1
                 logits = self.forward(out[:, t - 1:t], kv=kv, pos=T0 + t - 1)[:, -1]
-            tok = logits.argmax(axis=-1) if greedy else _inverse_cdf(logits, temperature, rng.random((B, 1)))
+            tok = logits.argmax(axis=-1) if greedy else draw_tokens(logits, temperature, rng.random((B, 1)))
             out[~done, t], all_logits[~done, t] = tok[~done], logits[~done]
             done |= out[:, t] == EOS
             if done.all():
@@ -512,7 +512,7 @@ class TinyLM(Module):
         return prefix, n
 
 
-def _inverse_cdf(logits, temperature, u):
+def draw_tokens(logits, temperature, u):
     """One draw per row from softmax(logits / temperature) given uniforms u (B, 1): the inverse
     CDF of ``toy.prob.sample_categorical`` (same arithmetic, so the same draws)."""
     z = (logits - logits.max(axis=-1, keepdims=True)) / temperature

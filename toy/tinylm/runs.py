@@ -35,7 +35,7 @@ plain loop): a Python float keeps a float32 array float32, a numpy float64 scala
 """
 import numpy as np
 
-from .model import TinyLM, _averager, _inverse_cdf, attend, attend_backward
+from .model import TinyLM, averager, draw_tokens, attend, attend_backward
 from .task import EOS, PROMPT_LEN
 
 __all__ = ["ROW_PAD", "ROW_ALIGN", "Stack", "Layout", "forward", "backward", "generate", "sample", "StackAdam"]
@@ -98,7 +98,7 @@ def _lin_grads(st, name, x, dy, own, bias=True):
 def _mean(x):
     """Row means (..., 1) over the last axis, as one matrix product with [1/C, ..., 1/C]."""
     C = x.shape[-1]
-    return (x.reshape(-1, C) @ _averager(C, x.dtype)).reshape(x.shape[:-1] + (1,))
+    return (x.reshape(-1, C) @ averager(C, x.dtype)).reshape(x.shape[:-1] + (1,))
 
 
 def _ln(x, g, b, eps=1e-5):
@@ -362,7 +362,7 @@ def generate(st, prompts, n_repeat, rngs, temperatures, max_new_tokens, active=N
                 tok = lg.argmax(axis=-1)
             else:
                 u = rngs[r].random((B, 1))[live]                               # one uniform per row, ended or not
-                tok = _inverse_cdf(lg, temperatures[r], u)                     # TinyLM.generate's draw
+                tok = draw_tokens(lg, temperatures[r], u)                     # TinyLM.generate's draw
             out[r, live, t] = tok
             owner[r, live[tok == EOS]] = -1
             if t == n - 1 or (owner[r] < 0).all():

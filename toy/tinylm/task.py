@@ -97,11 +97,11 @@ def make_prompts(n, rng, min_digits=N_DIGITS):
 def prompts_of(digits):
     """The prompt token ids (n, 11) of problems ``digits`` (n, 10): the digits (``$`` for
     ``PAD``) followed by ``=``."""
-    d = _digits(digits)
+    d = check_digits(digits)
     return np.concatenate([np.where(d == PAD, STOI["$"], d), np.full((len(d), 1), STOI["="])], axis=1)
 
 
-def _digits(digits):
+def check_digits(digits):
     d = int_array(digits, "digits")
     if d.ndim == 1:
         d = d[None]
@@ -116,11 +116,11 @@ def _digits(digits):
 
 def n_digits(digits):
     """The number of digits of each problem (10 unless it is padded), (n,)."""
-    return (_digits(digits) != PAD).sum(axis=1)
+    return (check_digits(digits) != PAD).sum(axis=1)
 
 
 def _values(digits):
-    d = _digits(digits)
+    d = check_digits(digits)
     return np.where(d == PAD, 0, d)                                     # padding adds nothing
 
 
@@ -158,7 +158,7 @@ def teacher_answers(digits, rng, think_prob=0.5, error_rate=TEACHER_ERROR_RATE):
     probability ``error_rate`` (a uniformly random wrong digit, and the teacher carries on from
     what it wrote); the final answer is the chain's last digit. Direct answers are always right.
     """
-    d = _digits(digits)
+    d = check_digits(digits)
     real(think_prob, "think_prob", 0, 1), real(error_rate, "error_rate", 0, 1)
     generator(rng)
     n = len(d)
@@ -208,7 +208,7 @@ def parse_answer(answer, k=N_DIGITS):
 def verify(answer, digits):
     """Reward of one answer string for one problem (10 digits): 1.0 iff it parses and its final
     digit is the units digit of the sum, else 0.0. Malformed answers get 0, never an exception."""
-    if len(_digits(digits)) != 1:
+    if len(check_digits(digits)) != 1:
         raise ValueError(f"digits must be one problem (10 digits), got shape {np.shape(digits)}")
     fmt, final, _ = parse_answer(answer, int(n_digits(digits)[0]))
     if fmt == "malformed":
@@ -223,7 +223,7 @@ def verify_batch(answers, digits):
     ``direct``, ``chain_ok`` (think-first *and* every bracket digit right), ``length``
     (tokens up to and including the first ``$``, or the whole string if none).
     """
-    d = _digits(digits)
+    d = check_digits(digits)
     if isinstance(answers, str) or not hasattr(answers, "__len__"):
         raise ValueError(f"answers must be a list of answer strings, got {type(answers).__name__}")
     if len(answers) != len(d):
@@ -248,7 +248,7 @@ def verify_tokens(ans, digits):
     """``verify_batch`` for token arrays, vectorised (what training uses): answer tokens
     (n, L) (as returned by ``TinyLM.generate``) and problems (n, 10) → the same dict of arrays.
     ``tests/test_tinylm.py`` checks it against ``verify_batch`` on the strings."""
-    d = _digits(digits)
+    d = check_digits(digits)
     ans = int_array(ans, "ans", 0, len(VOCAB) - 1, ndim=2)
     n, L = ans.shape
     if len(d) != n:

@@ -37,7 +37,7 @@ from . import runs
 from ..progress import Progress
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
 from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
-                   _digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
+                   check_digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
 __all__ = ["SFTConfig", "train_sft", "RLConfig", "Rollout", "exact_reward", "rollout",
@@ -248,7 +248,7 @@ def _check_rollout(model, digits, G, rng, temperature, reward_fn):
     real(temperature, "temperature", lo=0, lo_open=True)
     if reward_fn is not None:
         function(reward_fn, "reward_fn")
-    return {"digits": _digits(digits)}
+    return {"digits": check_digits(digits)}
 
 
 @checked(_check_rollout)
@@ -393,7 +393,7 @@ def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbos
     bar = _bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
     for step in range(c0.steps):
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
-        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else _digits(ps(c.n_prompts, rng))
+        digits = [make_prompts(c.n_prompts, rng, c.min_digits)[0] if ps is None else check_digits(ps(c.n_prompts, rng))
                   for c, rng, ps in zip(cfgs, rngs, samplers)]
         ros = rollout(policy, digits, G, rngs, [c.temperature for c in cfgs], reward_fns)
         for ro, ps in zip(ros, samplers):
