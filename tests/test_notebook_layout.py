@@ -35,3 +35,13 @@ def test_a_notebooks_visible_code_is_mostly_lesson(path):
     assert c["glue_cells"] == 0, f"{path.name}: {c['glue_cells']} visible cells call glue(: tag them remove-input"
     assert c["share"] >= ll.MIN_SHARE, (f"{path.name}: {c['lesson']} lesson lines of {c['visible']} visible "
                                         f"({c['share']:.0%} < {ll.MIN_SHARE:.0%})")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_solutions_code_is_not_behind_a_second_toggle(path):
+    """A solution is already a dropdown: its code shows when the reader opens it (a `hide-input`
+    inside it would nest a second toggle; the browser suite saw three titles in one dropdown)."""
+    import json
+    nested = [i for i, c in enumerate(json.loads(path.read_text())["cells"])
+              if {"solution", "hide-input"} <= set(c.get("metadata", {}).get("tags", []))]
+    assert not nested, f"{path.name}: solution cells {nested} are tagged hide-input"
