@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .prob import log_softmax, softmax
 from ._check_args import (MAX_ELEMENTS, MAX_LOOP, as_array, broadcast, checked, exponent, finite_result, flag,
                           group_rewards, integer, nonempty, nonneg, one_of, positive, real, same_shape, size)
 
@@ -636,11 +637,6 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 
 
 # ============================================================================ a K-answer softmax policy
-def _softmax(z):
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _check_softmax_pg_exact(logits, rewards):
     z = as_array(logits, "logits", min_ndim=1)
     R = as_array(rewards, "rewards", min_ndim=1)
@@ -659,7 +655,7 @@ def softmax_pg_exact(logits, rewards):
 
     ``logits`` θ: (..., K), many policies at once; ``rewards`` R: (K,) or (..., K). Returns (..., K).
     """
-    p, R = _softmax(np.asarray(logits, dtype=float)), np.asarray(rewards, dtype=float)
+    p, R = softmax(np.asarray(logits, dtype=float)), np.asarray(rewards, dtype=float)
     return p * (R - (p * R).sum(axis=-1, keepdims=True))
 
 
@@ -695,7 +691,7 @@ def score_function_estimate(logits, samples, weights):
     K, G, n = z.shape[-1], s.shape[-1], s.size // s.shape[-1]
     rows = np.arange(n).repeat(G) * K + s.ravel()                    # (n·G,) flat (group, answer)
     sum_w_onehot = np.bincount(rows, weights=w.ravel(), minlength=n * K).reshape(s.shape[:-1] + (K,))
-    return (sum_w_onehot - w.sum(axis=-1, keepdims=True) * _softmax(z)) / G   # (Σ w_i e_{z_i} − Σ w_i π) / G
+    return (sum_w_onehot - w.sum(axis=-1, keepdims=True) * softmax(z)) / G   # (Σ w_i e_{z_i} − Σ w_i π) / G
 
 
 def _check_enumerate_groups(probs, G):
@@ -866,9 +862,7 @@ def _check_token_entropy(logits):
 def token_entropy(logits):
     r"""The entropy of the next-token distribution at each position, :math:`H = -\sum_v \pi_v \log\pi_v`,
     from logits (..., V) (TRL computes it from the training logits). Returns (...)."""
-    z = np.asarray(logits, dtype=float)
-    z = z - z.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    logp = log_softmax(np.asarray(logits, dtype=float))
     return -(np.exp(logp) * logp).sum(axis=-1)
 
 

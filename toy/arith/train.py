@@ -29,7 +29,7 @@ import numpy as np
 from .. import parallel, rl
 from .._check_args import (as_array, checked, flag, function, instance, integer, one_of, positive, real,
                            seed as check_seed)
-from ..prob import log_softmax_table_grad
+from ..prob import log_softmax, log_softmax_table_grad
 from .model import (Model, Problems, Samples, VERIFIERS, as_samples, draw_methods, execute, pass1_exact, sample,
                     step_entropy, verify)
 
@@ -104,9 +104,7 @@ def train_sft(base, samples, cfg=None, keep=None):
     model = base.copy()
     onehot, total = model.counts(samples.context, samples.method, keep[:, :, None])  # the data, once
     for _ in range(cfg.steps):
-        z = model.base_logits + model.delta                           # model.probs(), inlined:
-        z = z - z.max(axis=1, keepdims=True)                           # this loop is the hot path
-        pi = np.exp(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))  # (C, K)
+        pi = np.exp(log_softmax(model.base_logits + model.delta))     # (C, K) model.probs()
         model.delta -= cfg.lr * (total[:, None] * pi - onehot) / N     # ∇L = Σ (π − onehot) / N
     return model
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from .. import rl
+from ..prob import log_softmax
 from .._blas import single_thread_blas
 from .._check_args import (as_array, flag, function, generator, has_methods, instance, int_array,
                            integer, one_of, real, seed as check_seed)
@@ -645,8 +646,7 @@ def shape_key(cfg):
 
 def _row_logprobs(logits, lay):
     """log π of each row's targets at positions P−1..L−2 (R, U, S+1) and the probabilities."""
-    z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    logp = log_softmax(logits)                                                # (float32 stays float32)
     lp = np.take_along_axis(logp, lay.targets[..., None], axis=-1)[..., 0]
     return lp, np.exp(logp)
 
