@@ -37,7 +37,7 @@ def test_one_update_equals_a_naive_loop():
     cfg = lt.LengthToyConfig(steps=1, runs=1, n_prompts=3, G=4, lr=1.0, max_len=10, init_len=4.0)
     theta0 = lt.theta_for_length(cfg.init_len, cfg.max_len)
     for algo in ("grpo", "dr_grpo"):
-        cfg.advantage = cfg.loss_type = algo
+        cfg.algo = cfg.loss_type = algo
         out = lt.train(cfg, seed=5)
         rng = np.random.default_rng(5)                     # replay the same draws
         right = rng.random((1, 3, 4)) < cfg.p_correct
@@ -60,7 +60,7 @@ def test_one_update_equals_a_naive_loop():
 
 def test_expected_gradient_zero_for_dr_grpo_and_matches_monte_carlo_for_grpo():
     for adv in ("grpo", "dr_grpo"):                      # a constant length weight: no push at all
-        cfg = lt.LengthToyConfig(advantage=adv, loss_type="dr_grpo")
+        cfg = lt.LengthToyConfig(algo=adv, loss_type="dr_grpo")
         np.testing.assert_allclose(lt.expected_length_gradient(cfg), 0.0, atol=1e-15)
     cfg = lt.LengthToyConfig(runs=4000, steps=1, lr=1e-9, n_prompts=1)
     g = lt.expected_length_gradient(cfg)
@@ -76,14 +76,14 @@ def test_expected_gradient_zero_for_dr_grpo_and_matches_monte_carlo_for_grpo():
 
 def test_grpo_moves_lengths_apart_and_dr_grpo_does_not():
     g = lt.train(lt.LengthToyConfig(steps=60, runs=6))
-    d = lt.train(lt.LengthToyConfig(advantage="dr_grpo", loss_type="dr_grpo", steps=60, runs=6))
+    d = lt.train(lt.LengthToyConfig(algo="dr_grpo", loss_type="dr_grpo", steps=60, runs=6))
     assert g["len_right"][-1].max() < 4 < 12 < g["len_wrong"][-1].min()
     assert np.all(np.abs(d["len_right"][-1] - 8) < 1.5) and np.all(np.abs(d["len_wrong"][-1] - 8) < 1.5)
 
 
 @pytest.mark.parametrize("kwargs, arg", [
     ({"p_correct": 1.0}, "p_correct"), ({"G": 1}, "G"), ({"steps": 0}, "steps"), ({"lr": -1}, "lr"),
-    ({"init_len": 40}, "init_len"), ({"advantage": "ppo"}, "advantage"), ({"loss_type": "dapo"}, "loss_type"), ({"kimi_from": -3}, "kimi_from"),
+    ({"init_len": 40}, "init_len"), ({"algo": "ppo"}, "algo"), ({"loss_type": "dapo"}, "loss_type"), ({"kimi_from": -3}, "kimi_from"),
     ({"runs": 2.5}, "runs"), ({"lr": float("nan")}, "lr"),
 ])
 def test_config_bad_input(kwargs, arg):
@@ -96,7 +96,7 @@ import re  # noqa: E402
 
 from bad_inputs import cases, same, tagged, valid_numpy_scalars  # noqa: E402
 
-_CFG = {"p_correct": 0.3, "max_len": 8, "init_len": 3.0, "advantage": "grpo", "loss_type": "grpo", "G": 4,
+_CFG = {"p_correct": 0.3, "max_len": 8, "init_len": 3.0, "algo": "grpo", "loss_type": "grpo", "G": 4,
         "n_prompts": 2, "steps": 2, "lr": 1.0, "runs": 2, "kimi_from": -1}
 _SMALL = lt.LengthToyConfig(**_CFG)
 _VALID = [  # (function, a valid call, the kind of each argument)
@@ -104,7 +104,7 @@ _VALID = [  # (function, a valid call, the kind of each argument)
     (lt.theta_for_length, {"mean_len": 3.0, "max_len": 8}, {"mean_len": "positive", "max_len": "int:1"}),
     (lt.score, {"L": [0, 3, 8], "theta": 0.3, "max_len": 8}, {"L": "int_array", "theta": "array", "max_len": "int:1"}),
     (lt.LengthToyConfig, _CFG, {"p_correct": "real", "max_len": "int:1", "init_len": "positive",
-                                "advantage": "choice", "loss_type": "choice", "G": "int:2", "n_prompts": "int:1",
+                                "algo": "choice", "loss_type": "choice", "G": "int:2", "n_prompts": "int:1",
                                 "steps": "int:1", "lr": "positive", "runs": "int:1", "kimi_from": "int:-1"}),
     (lt.train, {"cfg": _SMALL, "seed": 0}, {"seed": "int:0"}),
     (lt.expected_length_gradient, {"cfg": _SMALL, "theta": [0.1, 0.2]}, {"theta": "array?"}),
@@ -149,7 +149,7 @@ def _changed(**fields):
 # a field changed after construction is checked where the config is used
 BAD_INPUTS += tagged("value", [
     *[(lt.train, (_changed(**{k: v}),), {}, k) for k, v in
-      (("lr", -10.0), ("steps", 2.5), ("advantage", "reinforce"), ("G", 1), ("runs", np.float64("nan")),
+      (("lr", -10.0), ("steps", 2.5), ("algo", "reinforce"), ("G", 1), ("runs", np.float64("nan")),
        ("init_len", 100.0), ("kimi_from", "3"))],
     *[(lt.expected_length_gradient, (_changed(**{k: v}),), {}, k) for k, v in
       (("p_correct", 1.5), ("loss_type", "dapo"), ("n_prompts", 0), ("max_len", None))],

@@ -42,7 +42,7 @@ class LengthToyConfig:
     p_correct: float = 0.3     # P(the right path); the length never changes it
     max_len: int = 32          # at most this many thinking tokens, then the answer is forced
     init_len: float = 8.0      # mean thinking length on both paths at the start
-    advantage: str = "grpo"    # "grpo": (R − mean)/σ; "dr_grpo": R − mean
+    algo: str = "grpo"         # "grpo": (R − mean)/σ; "dr_grpo": R − mean
     loss_type: str = "grpo"    # "grpo": each answer ÷ its length |o|; "dr_grpo": ÷ L_max (toy.rl)
     G: int = 8                 # answers per group
     n_prompts: int = 16        # groups per update
@@ -65,7 +65,7 @@ class LengthToyConfig:
         self.init_len = real(self.init_len, "init_len", lo=0, lo_open=True)
         if not self.init_len < self.max_len:
             raise ValueError(f"init_len must be in (0, max_len = {self.max_len}), got {self.init_len}")
-        for name in ("advantage", "loss_type"):
+        for name in ("algo", "loss_type"):
             one_of(getattr(self, name), name, ("grpo", "dr_grpo"))
         per_step = self.runs * self.n_prompts * self.G * (self.max_len + 1)   # the token table of one update
         size(per_step, "runs, n_prompts, G and max_len", MAX_ELEMENTS, "token entries per update")
@@ -173,7 +173,7 @@ def train(cfg=None, seed=0):
         reward = right.astype(float)
         if 0 <= cfg.kimi_from <= step:
             reward = reward + rl.kimi_length_reward(L, right)               # per group (last axis)
-        adv = _advantages(reward, cfg.advantage)                            # (runs, groups, G)
+        adv = _advantages(reward, cfg.algo)                            # (runs, groups, G)
         mask = (positions < (L + 1)[..., None]).astype(float)               # |o| = L + 1 tokens
         w = rl.aggregate_weights(mask.reshape(S, B * G, Lmax + 1), cfg.loss_type, max_len=Lmax + 1)
         # the loss is −Σ_t c_t A log π(token_t); its gradient on each answer's path θ:
@@ -205,7 +205,7 @@ def expected_length_gradient(cfg, theta=None):
     theta = np.full(2, theta_for_length(cfg.init_len, Lmax)) if theta is None else np.asarray(theta, dtype=float)
     groups, pk = rl.enumerate_groups([1 - cfg.p_correct, cfg.p_correct], G)   # every group, exactly
     rewards = groups.astype(float)                                  # (G + 1, G): 1 = right
-    adv = _advantages(rewards, cfg.advantage)
+    adv = _advantages(rewards, cfg.algo)
     e_adv_right = (pk[:, None] * adv * rewards).sum() / (G * cfg.p_correct)       # E[A | right]
     e_adv_wrong = (pk[:, None] * adv * (1 - rewards)).sum() / (G * (1 - cfg.p_correct))
     L = np.arange(Lmax + 1)

@@ -247,7 +247,7 @@ def verify_batch(answers, digits):
 def verify_tokens(ans, digits):
     """``verify_batch`` for token arrays, vectorised (what training uses): answer tokens
     (n, L) (as returned by ``TinyLM.generate``) and problems (n, 10) → the same dict of arrays.
-    ``tests/test_tinylm.py`` checks it against ``verify_batch`` on the strings."""
+    ``tests/test_tinylm_task.py`` checks it against ``verify_batch`` on the strings."""
     d = check_digits(digits)
     ans = int_array(ans, "ans", 0, len(VOCAB) - 1, ndim=2)
     n, L = ans.shape
