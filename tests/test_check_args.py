@@ -138,3 +138,39 @@ def test_apply_method_refuses_int64_wrap_around():
     with pytest.raises(ValueError, match="^v and operand"):
         arith.apply_method(2**62, 4, True, 0, 1)
     assert arith.apply_method(2**40, 4, True, 0, 0) == 2**42
+
+
+# ------------------------------------------------------------------ the public boundary: ca.checked
+def _check_scale(x, k):
+    if k <= 0:
+        raise ValueError(f"k must be > 0, got {k}")
+    return {"x": np.asarray(x, dtype=float)}
+
+
+@ca.checked(_check_scale)
+def _scale(x, k=2.0):
+    """k · x (the equation alone)."""
+    return x * k
+
+
+def test_checked_checks_and_normalises_at_the_boundary():
+    np.testing.assert_array_equal(_scale([1, 2]), [2.0, 4.0])          # the list became an array
+    with pytest.raises(ValueError, match="k must be > 0"):
+        _scale([1.0], k=-1)
+    with pytest.raises(ValueError, match="_scale"):                     # a wrong signature names the function
+        _scale([1.0], 2.0, 3.0)
+    assert _scale.check is _check_scale and _scale.__wrapped__(np.ones(1), -1.0)[0] == -1.0
+
+
+def test_checked_trusts_callers_inside_toy():
+    """A call from a module of the toy package skips the check (its caller checked its input)."""
+    inside = {"__name__": "toy.somewhere", "f": _scale}
+    assert eval("f([1.0], -1)", inside) == []                           # unchecked: a list times -1
+    with pytest.raises(ValueError):
+        eval("f([1.0], -1)", {"__name__": "a_notebook", "f": _scale})
+
+
+def test_show_displays_the_equation_without_the_decorator():
+    from toy import show
+    src = repr(show(_scale))
+    assert "@ca.checked" not in src and "@checked" not in src and src.startswith("def _scale")

@@ -1,6 +1,7 @@
 """``toy.show(fn)``: display a toy function's source in a notebook, so the lesson's lines are
 visible while the code lives once, in the package."""
 import inspect
+import re
 import textwrap
 
 __all__ = ["show"]
@@ -9,7 +10,7 @@ __all__ = ["show"]
 #: below it): it guards the API, not the lesson, so ``show`` leaves it out (prefer keeping the checks
 #: apart: ``toy._check_args.checked``, whose decorator line ``show`` leaves out too)
 CHECK_MARK = "# argcheck"
-DECORATOR = "@checked("
+DECORATOR = re.compile(r"@(\w+\.)*checked\(")
 
 
 class _Source:
@@ -34,7 +35,7 @@ def show(obj):
         indent = len(line) - len(line.lstrip())
         if skip_below is not None and (indent > skip_below or not line.strip()):
             continue
-        skip_below = indent if line.rstrip().endswith(CHECK_MARK) or line.lstrip().startswith(DECORATOR) else None
+        skip_below = indent if line.rstrip().endswith(CHECK_MARK) or DECORATOR.match(line.lstrip()) else None
         if skip_below is None:
             out.append(line)
     return _Source("".join(out).rstrip("\n") + "\n")
