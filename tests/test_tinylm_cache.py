@@ -185,3 +185,78 @@ def test_jobs_group_runs_by_shape_and_cap_the_stack(monkeypatch):
     jobs = cache._chunks(todo, 2)
     assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
     assert max(len(job) for job in jobs) <= 8 and len(jobs) % 2 == 0
+
+
+def _first_right(ans, digits):
+    """A reward for the test: the verifier's, only on answers whose first token is '['."""
+    from toy.tinylm import task
+    v = task.verify_tokens(ans, digits)
+    return v["reward"] * v["think"]
+
+
+def _assert_same_run(got, want):
+    (p1, h1), (p2, h2) = got, want
+    for k, v in h2.items():
+        if k != "time":
+            np.testing.assert_array_equal(np.asarray(v, dtype=float), np.asarray(h1[k], dtype=float), err_msg=k)
+    for k, v in p2.state_dict().items():
+        np.testing.assert_array_equal(v, p1.state_dict()[k], err_msg=k)
+
+
+def test_seeds_over_warmups_start_each_seed_from_its_warmup(tmp_path, monkeypatch):
+    """``warmups=3``: seed s starts from the warm-up of SFT seed ``s % 3`` (a naive loop here:
+    train_sft with that seed, then train_rl); histories are (seeds, steps); ``warmups=1`` is one
+    warm-up for all; ``train_rl_seeds`` with a list of warm-ups does the same uncached."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    from dataclasses import replace
+    base = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    rl_cfg = T.RLConfig(steps=3, n_prompts=2, G=2)
+    seeds = [0, 4, 5]
+    policies, hist = cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base, warmups=3)
+    assert hist["accuracy"].shape == (3, 3) and len(policies) == 3
+    sfts = [T.train_sft(replace(base, seed=w))[0] for w in range(3)]
+    for i, s in enumerate(seeds):
+        want = T.train_rl(sfts[s % 3], rl_cfg, seed=s)
+        _assert_same_run((policies[i], {k: v[i] for k, v in hist.items()}), want)
+    # seed 4 with warmups=3 is cached_train_rl from SFTConfig(seed=1): the same file
+    _assert_same_run(cache.cached_train_rl(rl_cfg, seed=4, sft_cfg=replace(base, seed=1), verbose=False),
+                     (policies[1], {k: v[1] for k, v in hist.items()}))
+    assert len(list(tmp_path.glob("tinylm-sft-*.npz"))) == 3
+    # warmups=1: every seed from ``base``
+    _, h1 = cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base)
+    for i, s in enumerate(seeds):
+        np.testing.assert_array_equal(h1["accuracy"][i], T.train_rl(sfts[0], rl_cfg, seed=s)[1]["accuracy"])
+    # uncached: a list of warm-up models
+    pols, h2 = T.train_rl_seeds(sfts, rl_cfg, seeds)
+    for k in ("accuracy", "think_share", "loss"):
+        np.testing.assert_array_equal(h2[k], hist[k], err_msg=k)
+    assert [c.seed for c in cache.warmup_configs(range(10), 3)] == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]
+    for bad in (0, -1, 1.5, "3"):
+        with pytest.raises(ValueError, match="warmups"):
+            cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base, warmups=bad)
+    with pytest.raises(ValueError, match="^model"):
+        T.train_rl_seeds([], rl_cfg, seeds)
+
+
+def test_a_reward_fn_run_is_cached_under_its_source(tmp_path, monkeypatch):
+    """A run trained on a ``reward_fn`` is cached under a key that holds the function's source:
+    it equals train_rl with that reward, loads back from disk, and is not the verifier's run."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    base = T.SFTConfig(model=TINY, steps=2, batch_size=4)
+    rl_cfg = T.RLConfig(algo="rft", steps=3, n_prompts=4, G=4)
+    _, h = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base, reward_fn=_first_right)
+    sft = T.train_sft(base)[0]
+    for i in (0, 1):
+        want = T.train_rl(sft, rl_cfg, seed=i, reward_fn=_first_right)[1]
+        np.testing.assert_array_equal(h["loss"][i], want["loss"])
+    assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 2
+    _, h_again = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base, reward_fn=_first_right)
+    np.testing.assert_array_equal(h_again["loss"], h["loss"])
+    assert cache._rl_name(rl_cfg, base, 0, _first_right) != cache._rl_name(rl_cfg, base, 0)
+    _, h_plain = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base)
+    assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 4
+    np.testing.assert_array_equal(h_plain["loss"][0], T.train_rl(sft, rl_cfg, seed=0)[1]["loss"])
+    with pytest.raises(ValueError, match="reward_fn"):
+        cache.cached_train_rl_seeds(rl_cfg, [0], sft_cfg=base, reward_fn=3)
+    with pytest.raises(ValueError, match="reward_fn"):
+        cache.cached_train_rl_seeds(rl_cfg, [0], sft_cfg=base, reward_fn=max)       # a builtin: no source

@@ -19,6 +19,7 @@ Typical use::
     pd.DataFrame(hist)                                   # one row per RL step
     policy, hist = tinylm.cached_train_rl(tinylm.RLConfig(algo="grpo"), seed=0)  # same, cached
     policies, hist = tinylm.cached_train_rl_seeds(tinylm.RLConfig(), range(10))  # hist[k]: (10, steps)
+    tinylm.cached_train_rl_seeds(tinylm.RLConfig(), range(10), warmups=3)  # over 3 SFT warm-ups
     tinylm.pass_at_k_curve(policy), tinylm.thinking_budget(policy)
 
 Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positions).
@@ -26,7 +27,7 @@ Speed: ``make bench`` prints the current times (one 200-step GRPO run on one cor
 through ``cached_train_rl_many``, the matmul floor of a step).
 """
 from .cache import (cache_dir, cached_train_rl, cached_train_rl_many, cached_train_rl_seeds, load_model,
-                    save_model, warmup_model)
+                    save_model, warmup_configs, warmup_model)
 from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
@@ -35,7 +36,7 @@ from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollou
                     train_rl_many, train_rl_seeds, train_sft)
 
 __all__ = [
-    "cache_dir", "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "load_model", "save_model", "warmup_model", "evaluate", "pass_at_k_curve",
+    "cache_dir", "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "load_model", "save_model", "warmup_configs", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",
     "CurriculumSampler", "RLConfig", "SFTConfig", "exact_reward", "rollout", "train_sft",

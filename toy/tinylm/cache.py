@@ -19,23 +19,25 @@ the process instead.
 import ast
 import functools
 import hashlib
+import inspect
 import json
 import os
 import tempfile
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..arithmetic import fingerprint
+from .._check_args import integer
 from ..parallel import starmap
 from ..progress import Progress
 from .model import ModelConfig, TinyLM
 from .train import RLConfig, SFTConfig, shape_key, stack_runs, train_rl, train_rl_many, train_sft
 
 __all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
-           "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds"]
+           "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "warmup_configs"]
 
 _TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
 
@@ -225,17 +227,35 @@ def warmup_model(cfg=None, verbose=True, rebuild=False):
     return model
 
 
-def _rl_name(rl_cfg, sft_cfg, seed):
-    return f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed)}.npz"
+def _reward_key(reward_fn):
+    """A reward function as part of a cache key: its qualified name and its source (so it must
+    be a pure function of its arguments and of ``toy`` code). None: the verifier (no key)."""
+    if reward_fn is None:
+        return None
+    if not callable(reward_fn):
+        raise ValueError(f"reward_fn must be None or a function, got {type(reward_fn).__name__}")
+    try:
+        src = inspect.getsource(reward_fn)
+    except (OSError, TypeError):
+        raise ValueError(f"reward_fn must be a function whose source inspect can read (it keys the cache), "
+                         f"got {reward_fn!r}") from None
+    return f"{getattr(reward_fn, '__qualname__', '')}\n{inspect.cleandoc(src)}"
 
 
-def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=False, callback=None):
-    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed)``, cached like the warm-up model
-    (keyed by both configs, the seed and the code), so that several notebooks can share one run.
-    Returns ``(policy, history)`` with each history entry as a float array over steps.
-    ``callback`` only sees the steps of a run that is actually computed."""
+def _rl_name(rl_cfg, sft_cfg, seed, reward_fn=None):
+    extra = {} if reward_fn is None else {"reward": _reward_key(reward_fn)}
+    return f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed, **extra)}.npz"
+
+
+def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=False, callback=None,
+                    reward_fn=None):
+    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed, reward_fn=reward_fn)``, cached like the
+    warm-up model (keyed by both configs, the seed, the code and, if given, ``reward_fn``'s source),
+    so that several notebooks can share one run. Returns ``(policy, history)`` with each history
+    entry as a float array over steps. ``callback`` only sees the steps of a run that is actually
+    computed."""
     rl_cfg, sft_cfg = rl_cfg or RLConfig(), sft_cfg or SFTConfig()
-    name = _rl_name(rl_cfg, sft_cfg, seed)
+    name = _rl_name(rl_cfg, sft_cfg, seed, reward_fn)
     hit = None if rebuild else _fetch(name, verbose, _rl_meta(rl_cfg, sft_cfg, seed))
     if hit is not None and hit[1]:
         return hit
@@ -243,7 +263,7 @@ def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=Fal
     if verbose:
         print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed})")
     with Progress(rl_cfg.steps, f"{rl_cfg.algo}, seed {seed} (cached after this run)", "steps") as bar:
-        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback, progress=bar)
+        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback, progress=bar, reward_fn=reward_fn)
     return _store_run(name, rl_cfg, sft_cfg, seed, policy, hist)
 
 
@@ -267,11 +287,11 @@ def _writable():
     return not _memory and d.is_dir() and os.access(d, os.W_OK)
 
 
-def _train_runs(jobs, sft_cfg, counter=None):
-    """Train the runs ``jobs`` [(name, config, seed)] (one ``shape_key``) together with
-    ``train_rl_many`` and store each; ``counter`` (a shared integer, or a ``Progress``) counts
-    run-steps for the progress bar. Returns the number of runs stored."""
-    sft = warmup_model(sft_cfg, verbose=False)
+def _train_runs(jobs, counter=None):
+    """Train the runs ``jobs`` [(name, config, seed, sft config, reward_fn)] (one ``shape_key``)
+    together with ``train_rl_many`` and store each; ``counter`` (a shared integer, or a
+    ``Progress``) counts run-steps for the progress bar. Returns the number of runs stored."""
+    sfts = [warmup_model(j[3], verbose=False) for j in jobs]
 
     class _Count:
         def update(self, n):
@@ -280,8 +300,9 @@ def _train_runs(jobs, sft_cfg, counter=None):
             elif counter is not None:
                 with counter.get_lock():
                     counter.value += n
-    got = train_rl_many(sft, [c for _, c, _ in jobs], [s for _, _, s in jobs], progress=_Count())
-    for (name, c, s), (policy, hist) in zip(jobs, got):
+    got = train_rl_many(sfts, [j[1] for j in jobs], [j[2] for j in jobs], reward_fns=[j[4] for j in jobs],
+                        progress=_Count())
+    for (name, c, s, sft_cfg, _), (policy, hist) in zip(jobs, got):
         _store_run(name, c, sft_cfg, s, policy, hist)
     return len(jobs)
 
@@ -310,50 +331,81 @@ def _chunks(todo, processes):
     return sorted(jobs, key=lambda j: -len(j) * j[0][1].steps)       # the longest first
 
 
+def _run_spec(run, sft_cfg):
+    """A run of ``cached_train_rl_many`` as ``(rl_cfg, seed, sft_cfg, reward_fn)``."""
+    if not isinstance(run, (tuple, list)) or not 2 <= len(run) <= 4:
+        raise ValueError(f"runs must be (RLConfig, seed[, SFTConfig[, reward_fn]]) tuples, got {run!r}")
+    rl_cfg, seed, sft, fn = (*run, None, None)[:4]
+    rl_cfg = rl_cfg or RLConfig()
+    if not isinstance(rl_cfg, RLConfig):
+        raise ValueError(f"runs must be (RLConfig, seed) pairs, got {type(rl_cfg).__name__}")
+    sft = sft or sft_cfg or SFTConfig()
+    if not isinstance(sft, SFTConfig):
+        raise ValueError(f"runs' third item must be an SFTConfig (the warm-up), got {type(sft).__name__}")
+    _reward_key(fn)                                           # checks reward_fn
+    return rl_cfg, int(seed), sft, fn
+
+
 def cached_train_rl_many(runs, sft_cfg=None, processes=2):
-    """``[cached_train_rl(rl_cfg, seed, sft_cfg) for rl_cfg, seed in runs]``, with the runs that
-    are not cached yet trained together: runs whose configs share ``train.shape_key`` go through
-    ``train_rl_many`` as one stack (each run bit for bit what it is alone), split over
-    ``processes`` worker processes, at most ``MAX_STACK`` runs a stack; each process stores its
-    runs in the disk cache. Where the cache is not writable, everything is trained here. A
-    progress bar counts the run-steps."""
-    runs = [(rl_cfg or RLConfig(), int(seed)) for rl_cfg, seed in runs]
-    for rl_cfg, _ in runs:
-        if not isinstance(rl_cfg, RLConfig):
-            raise ValueError(f"runs must be (RLConfig, seed) pairs, got {type(rl_cfg).__name__}")
-    sft_cfg = sft_cfg or SFTConfig()
-    todo = {}                                                 # cache file name → (config, seed), once each
-    for c, s in runs:
-        name = _rl_name(c, sft_cfg, s)
-        if name not in todo and _fetch(name, False, _rl_meta(c, sft_cfg, s)) is None:
-            todo[name] = (c, s)
-    todo = [(name, c, s) for name, (c, s) in todo.items()]
+    """``[cached_train_rl(rl_cfg, seed, sft_cfg, reward_fn=reward_fn) for ... in runs]``, with the
+    runs that are not cached yet trained together. A run is ``(rl_cfg, seed)``, or
+    ``(rl_cfg, seed, sft_cfg)`` to start from another warm-up than ``sft_cfg``, or
+    ``(rl_cfg, seed, sft_cfg, reward_fn)`` (``reward_fn`` keyed by its source). Runs whose configs
+    share ``train.shape_key`` go through ``train_rl_many`` as one stack (each run bit for bit what
+    it is alone), split over ``processes`` worker processes, at most ``MAX_STACK`` runs a stack;
+    each process stores its runs in the disk cache. Where the cache is not writable, everything is
+    trained here. A progress bar counts the run-steps."""
+    runs = [_run_spec(r, sft_cfg) for r in runs]
+    todo = {}                                                 # cache file name → run, once each
+    for c, s, sft, fn in runs:
+        name = _rl_name(c, sft, s, fn)
+        if name not in todo and _fetch(name, False, _rl_meta(c, sft, s)) is None:
+            todo[name] = (c, s, sft, fn)
+    todo = [(name, *run) for name, run in todo.items()]
     if todo:
-        warmup_model(sft_cfg, verbose=False)                  # trained (or loaded) once, before the fork
-        total = sum(c.steps for _, c, _ in todo)
+        for sft in {json.dumps(asdict(j[3]), sort_keys=True): j[3] for j in todo}.values():
+            warmup_model(sft, verbose=False)                  # trained (or loaded) once, before the fork
+        total = sum(j[1].steps for j in todo)
         with Progress(total, f"training {len(todo)} runs (cached after this)", "run-steps") as bar:
             if _writable() and processes > 1 and len(todo) > 1:
-                _in_workers(_chunks(todo, processes), sft_cfg, processes, bar)
+                _in_workers(_chunks(todo, processes), processes, bar)
             else:
                 for job in _chunks(todo, 1):
-                    _train_runs(job, sft_cfg, bar)
-    return [cached_train_rl(c, s, sft_cfg, verbose=False) for c, s in runs]
+                    _train_runs(job, bar)
+    return [cached_train_rl(c, s, sft, verbose=False, reward_fn=fn) for c, s, sft, fn in runs]
 
 
-def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None):
+def warmup_configs(seeds, warmups=1, sft_cfg=None):
+    """The warm-up of each seed: seed ``s`` starts from ``sft_cfg`` (default ``SFTConfig()``) with
+    its seed moved by ``s % warmups``, so that seeds 0..9 with ``warmups=3`` span three warm-ups
+    (SFT seeds 0, 1, 2: four, three and three runs). ``warmups=1``: every seed from ``sft_cfg``."""
+    warmups = integer(warmups, "warmups", lo=1)
+    sft_cfg = sft_cfg or SFTConfig()
+    if not isinstance(sft_cfg, SFTConfig):
+        raise ValueError(f"sft_cfg must be an SFTConfig or None, got {type(sft_cfg).__name__}")
+    seeds = [integer(s, "seeds", lo=0) for s in seeds]
+    return [sft_cfg if warmups == 1 else replace(sft_cfg, seed=sft_cfg.seed + s % warmups) for s in seeds]
+
+
+def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None, warmups=1, reward_fn=None):
     """Several seeds of one config, cached (``cached_train_rl_many``) → ``(policies, history)``,
-    ``history`` a dict of arrays shaped (seeds, steps): the way a notebook runs seeds."""
-    return stack_runs(cached_train_rl_many([(rl_cfg, s) for s in seeds], sft_cfg))
+    ``history`` a dict of arrays shaped (seeds, steps): the way a notebook runs seeds.
+    ``warmups=W``: seed ``s`` starts from the warm-up ``SFTConfig(seed=s % W)`` (``warmup_configs``),
+    so that a comparison spans W SFT models; 1 (the default): every seed from ``sft_cfg``.
+    ``reward_fn``: trained on instead of the verifier (keyed by its source)."""
+    seeds = list(seeds)
+    sfts = warmup_configs(seeds, warmups, sft_cfg)
+    return stack_runs(cached_train_rl_many([(rl_cfg, s, w, reward_fn) for s, w in zip(seeds, sfts)]))
 
 
-def _in_workers(jobs, sft_cfg, processes, bar):
+def _in_workers(jobs, processes, bar):
     """``_train_runs`` of every job, ``processes`` at a time (``toy.parallel.starmap``), while
     this process moves the progress bar from a counter the workers share."""
     import multiprocessing
     global _COUNTER
     _COUNTER = multiprocessing.get_context("fork").Value("q", 0) if "fork" in multiprocessing.get_all_start_methods() else None
     try:
-        starmap(_train_job, [(job, sft_cfg) for job in jobs], processes,
+        starmap(_train_job, [(job,) for job in jobs], processes,
                 poll=lambda: bar.update((_COUNTER.value if _COUNTER is not None else bar.done) - bar.done))
     finally:
         _COUNTER = None
@@ -362,5 +414,5 @@ def _in_workers(jobs, sft_cfg, processes, bar):
 _COUNTER = None
 
 
-def _train_job(job, sft_cfg):
-    return _train_runs(job, sft_cfg, _COUNTER)
+def _train_job(job):
+    return _train_runs(job, _COUNTER)

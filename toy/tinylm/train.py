@@ -458,12 +458,19 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
 def train_rl_seeds(model, cfg, seeds, reward_fn=None):
     """Several seeds of one config: ``train_rl(model, cfg, seed, reward_fn=...)`` for each of
     ``seeds`` → ``(policies, history)``, ``history`` a dict of arrays shaped (seeds, steps).
+    ``model``: one TinyLM, or a list of W warm-up models, seed ``s`` starting from
+    ``model[s % W]`` (as ``cache.cached_train_rl_seeds(..., warmups=W)`` does with
+    ``[warmup_model(SFTConfig(seed=w)) for w in range(W)]``).
     ``reward_fn``: None, one function, or a list of one per seed (e.g. each with its own record)."""
     seeds = list(seeds)
     fns = list(reward_fn) if isinstance(reward_fn, (list, tuple)) else [reward_fn] * len(seeds)
     if len(fns) != len(seeds):
         raise ValueError(f"reward_fn must be one function or a list of {len(seeds)} (one per seed), got {len(fns)}")
-    return stack_runs([train_rl(model, cfg, s, reward_fn=f) for s, f in zip(seeds, fns)])
+    models = list(model) if isinstance(model, (list, tuple)) else [model]
+    if not models:
+        raise ValueError("model must be a TinyLM or a non-empty list of TinyLM (one per warm-up), got []")
+    seeds = [integer(s, "seeds", lo=0) for s in seeds]
+    return stack_runs([train_rl(models[s % len(models)], cfg, s, reward_fn=f) for s, f in zip(seeds, fns)])
 
 
 def stack_runs(got):
