@@ -116,7 +116,7 @@ def main(argv):
         c = count(p)
         low = minimum is not None and (c["share"] < minimum or c["glue_cells"])
         bad += low
-        name = str(p.relative_to(ROOT) if p.is_absolute() else p)
+        name = str(p.relative_to(ROOT) if p.resolve().is_relative_to(ROOT) and p.is_absolute() else p)
         print(f"{name:48s} {c['lesson']:6d} {c['plumbing']:6d} {c['share']:6.0%} {c['glue_cells']:10d}"
               + ("  <- under" if low else ""))
     return 1 if bad else 0
