@@ -171,7 +171,7 @@ def _must_be_equal(name, value):
 
 
 # ---------------------------------------------------------------------------------- executing
-def _execute(path, env=None, timeout=1200):
+def _execute(path, env=None, timeout=3600):
     from nbclient import NotebookClient
     nb = nbformat.read(path, as_version=4)
     fresh = copy.deepcopy(nb)
