@@ -13,8 +13,9 @@ import matplotlib.pyplot as plt
 
 from ._check_args import as_array, instance, integer, nonempty, real
 
-__all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves",
-           "running_average", "Table", "table", "advantage_table", "frame_figure", "check_axes"]
+__all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves", "running_average",
+           "Table", "table", "advantage_table", "frame_figure", "check_axes", "mean_se_band",
+           "stacked_barh"]
 
 #: the palette: one colour per method, reused across the book
 COLORS = ["#1f5fa8", "#d1603d", "#3a9a5b", "#8a5cb8", "#c9a227", "#5f6b73", "#d64f8a", "#2aa9b8"]
@@ -236,9 +237,6 @@ def advantage_table(df, columns, precision=2, caption=None, uuid="adv"):
     return Table(df, sty, precision)
 
 
-__all__ += ["mean_se_band"]
-
-
 def mean_se_band(ax, x, values, n_se=1, axis=0, **line_kw):
     """The mean of ``values`` over ``axis`` (seeds or runs; NaN left out) against ``x``, with a
     band of ± ``n_se`` standard errors in the line's colour. ``line_kw`` goes to ``ax.plot``."""
@@ -257,9 +255,6 @@ def mean_se_band(ax, x, values, n_se=1, axis=0, **line_kw):
     line, = ax.plot(x, mean, **line_kw)
     ax.fill_between(x, mean - n_se * se, mean + n_se * se, color=line.get_color(), alpha=0.2, lw=0)
     return line
-
-
-__all__ += ["stacked_barh"]
 
 
 def stacked_barh(ax, df, xlim, fmt="{:.0f}", xlabel=None, title=None):

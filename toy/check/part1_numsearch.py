@@ -4,7 +4,8 @@ import numpy as np
 from .. import numsearch as ns
 from ._core import Case, run_cases
 
-__all__ = ["narrow_interval", "trajectory_logprob", "rest_filter"]
+__all__ = ["narrow_interval", "trajectory_logprob", "rest_filter", "masked_pg_loss",
+           "reinforce_estimate", "grpo_advantages", "dr_grpo_token_weights"]
 
 _WORDS = {"higher": ns.HIGHER, "lower": ns.LOWER, "correct": ns.FOUND}
 
@@ -55,7 +56,6 @@ def rest_filter(fn):
 
 
 # ----------------------------------------------------------------- §6: the policy gradient
-__all__ += ["masked_pg_loss", "reinforce_estimate"]
 
 
 def _first_failure(fn, cases, what):
@@ -147,7 +147,6 @@ def reinforce_estimate(fn):
 
 
 # ------------------------------------------------------------- §9–§10: GRPO and Dr. GRPO
-__all__ += ["grpo_advantages", "dr_grpo_token_weights"]
 
 
 def grpo_advantages(fn):

@@ -5,7 +5,8 @@ from .. import rl
 from ..prob import log_softmax_table_grad
 from ._core import Case, Result, compare, run_cases
 
-__all__ = ["degenerate_prob"]
+__all__ = ["degenerate_prob", "hard_problem_advantages", "per_token_weights", "kimi_length_reward",
+           "score_vectors", "baseline_scale", "clip_objective_grad", "pass_at_k_single"]
 
 
 def degenerate_prob(fn):
@@ -30,9 +31,6 @@ def degenerate_prob(fn):
              hint="use numpy operations (p ** G) so that an array of p works elementwise"),
     ]
     return run_cases(fn, cases, "your degenerate-group probability")
-
-
-__all__ += ["hard_problem_advantages", "per_token_weights", "kimi_length_reward"]
 
 
 def hard_problem_advantages(grpo, dr_grpo):
@@ -86,9 +84,6 @@ def kimi_length_reward(fn):
              "λ uses the group's min and max length, not the first and last answer"),
     ]
     return run_cases(fn, cases, "your length reward")
-
-
-__all__ += ["score_vectors", "baseline_scale", "clip_objective_grad", "pass_at_k_single"]
 
 
 def score_vectors(fn):

@@ -38,7 +38,10 @@ from .._check_args import (as_array, checked, flag, instance, int_array, integer
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
 __all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE",
-           "demonstrations", "train_sft", "train_rest", "train_pg"]
+           "demonstrations", "train_sft", "train_rest", "train_pg", "reinforce_estimate",
+           "degenerate_probability", "group_update_size", "advantage_gap", "expected_estimate",
+           "train_pg_seeds", "train_rest_seeds", "train_exact", "estimate_variance",
+           "batch_cosines"]
 
 ALL_TARGETS = tuple(range(1, ns.N + 1))
 
@@ -281,7 +284,6 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
 
 
 # -------------------------------------------------------- §6: the REINFORCE estimate
-__all__ += ["reinforce_estimate"]
 
 
 def _check_reinforce_estimate(theta, traj, w):
@@ -306,7 +308,6 @@ def reinforce_estimate(theta, traj, w=None):
 
 
 # ------------------------------------------------ §9–§10: what a group of G samples gives
-__all__ += ["degenerate_probability", "group_update_size"]
 
 
 def _probabilities(p):
@@ -360,9 +361,6 @@ def group_update_size(p, G, algo="grpo"):
     return out
 
 
-__all__ += ["advantage_gap", "expected_estimate"]
-
-
 def _check_advantage_gap(p, G, algo):
     one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
     return {"p": _probabilities(p), "G": integer(G, "G", lo=2)}
@@ -413,8 +411,6 @@ def expected_estimate(theta, algo="grpo", G=8):
 
 
 # ------------------------------------------- many seeds at once (races with standard errors)
-__all__ += ["train_pg_seeds", "train_rest_seeds", "train_exact", "estimate_variance",
-            "batch_cosines"]
 
 
 class _Streams:
