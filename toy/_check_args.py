@@ -5,7 +5,10 @@ raises a ``ValueError`` naming the argument and what was expected, never a numpy
 broadcasting error three frames deep (nor a NaN out).
 """
 import dataclasses
+import functools
+import inspect
 import numbers
+import sys
 import types
 
 import numpy as np
@@ -316,10 +319,6 @@ def checked(check):
         def gae(rewards, values, mask, gamma=1.0, lam=1.0):
             ...
     """
-    import functools
-    import inspect
-    import sys
-
     def wrap(fn):
         sig = inspect.signature(fn)
 
