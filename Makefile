@@ -49,7 +49,7 @@ unit: $(STAMP)
 
 # nbval's order: the longest notebooks first, and last the two that reuse §III.3's cached runs,
 # so that both workers stay busy and no run is trained twice
-NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies.ipynb \
+NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies.ipynb notebooks/part3/s02_policy_gradient_to_ppo.ipynb \
              notebooks/part3/s04_grpo_biases.ipynb notebooks/part3/s01_verifiable_rewards.ipynb
 NB_LAST   := notebooks/part3/s05_thinking_model.ipynb notebooks/part3/s07_ledger.ipynb
 NOTEBOOKS := $(NB_FIRST) $(filter-out $(NB_FIRST) $(NB_LAST),$(sort $(wildcard notebooks/part*/*.ipynb))) $(NB_LAST)
