@@ -48,7 +48,9 @@ unit: $(STAMP)
 	$(PY) -m pytest tests -q
 
 # nbval's order: the longest notebooks first, and last the two that reuse §III.3's cached runs,
-# so that both workers stay busy and no run is trained twice
+# so that both workers stay busy and no cached run is trained twice (runs with a prompt sampler or
+# a watching reward are not cached: §III.6's curriculum and filter, §III.1's verifier runs, which the
+# ledger trains again)
 NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies.ipynb notebooks/part3/s02_policy_gradient_to_ppo.ipynb \
              notebooks/part3/s04_grpo_biases.ipynb notebooks/part3/s01_verifiable_rewards.ipynb
 NB_LAST   := notebooks/part3/s05_thinking_model.ipynb notebooks/part3/s07_ledger.ipynb
