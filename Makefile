@@ -8,12 +8,14 @@ JB     := $(VENV)/bin/jupyter-book
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help setup book test unit nbval claims student bench browser clean
+.PHONY: help setup book test unit nbval claims claims-here evidence evidence-check student bench browser clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (stops on a never-run notebook and names it; warnings are errors)"
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
-	@echo "make claims   re-execute every notebook and check the book's claims (what make test does off the reference arithmetic)"
+	@echo "make evidence        re-train the Part III runs whose record is stale (evidence/), re-execute Part III, then make claims"
+	@echo "make evidence-check  prove the record: seals, keys, claims.json, and one seed of every arm re-trained bit for bit"
+	@echo "make claims   every notebook afresh under another arithmetic, the book's claims checked; result in evidence/claims.json"
 	@echo "make student  student edition: notebooks without solutions in _build/student/notebooks + HTML with solutions hidden"
 	@echo "              (never overwrites a notebook edited there: FORCE=1 replaces it after keeping a .bak)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
@@ -45,45 +47,77 @@ book: $(STAMP)
 	@echo "book: _build/html/index.html"
 
 unit: $(STAMP)
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n 2
 
-# nbval's order: the longest notebooks first, and last the two that reuse §III.3's cached runs,
-# so that both workers stay busy and no cached run is trained twice (runs with a prompt sampler or
-# a watching reward are not cached: §III.6's curriculum and filter, §III.1's verifier runs, which the
-# ledger trains again)
+# nbval's order: Part III first (it reads its runs from the evidence record: seconds), then the rest
 NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies.ipynb notebooks/part3/s02_policy_gradient_to_ppo.ipynb \
              notebooks/part3/s04_grpo_biases.ipynb notebooks/part3/s01_verifiable_rewards.ipynb
 NB_LAST   := notebooks/part3/s05_thinking_model.ipynb notebooks/part3/s07_ledger.ipynb
 NOTEBOOKS := $(NB_FIRST) $(filter-out $(NB_FIRST) $(NB_LAST),$(sort $(wildcard notebooks/part*/*.ipynb))) $(NB_LAST)
+PART3     := $(filter notebooks/part3/%,$(NB_FIRST) $(NB_LAST))
+NBVAL_CACHE := _build/nbval-cache
 
 # On the reference arithmetic nbval compares every digit; elsewhere the claims are checked
-# (scripts/arith_mode.py says which and why; scripts/claims.py)
+# (scripts/arith_mode.py says which and why; scripts/claims.py). First, in seconds: is the
+# evidence record current (a stale record would make nbval train for half an hour, then fail)?
 nbval: $(STAMP)
 	@$(PY) scripts/arith_mode.py
 	@if [ "$$($(PY) scripts/arith_mode.py --mode 2>/dev/null)" = reference ]; then \
-	  echo "$(PY) -m pytest $(NBVAL) -n 2 --dist loadscope -q <notebooks>"; \
-	  $(PY) -m pytest $(NBVAL) -n 2 --dist loadscope -q $(NOTEBOOKS); \
-	else $(MAKE) --no-print-directory claims; fi
+	  $(PY) scripts/evidence.py check --keys --no-claims; \
+	  rm -rf $(NBVAL_CACHE); \
+	  echo "TOY_CACHE_DIR=$(NBVAL_CACHE) $(PY) -m pytest $(NBVAL) -n 2 --dist loadscope -q <notebooks>"; \
+	  TOY_CACHE_DIR=$(NBVAL_CACHE) $(PY) -m pytest $(NBVAL) -n 2 --dist loadscope -q $(NOTEBOOKS); \
+	  if ls $(NBVAL_CACHE)/tinylm-* >/dev/null 2>&1; then \
+	    echo "nbval: the notebooks trained models the evidence record does not hold ($$(ls $(NBVAL_CACHE) | tr '\n' ' ')): run make evidence"; exit 1; \
+	  else echo "nbval: no notebook trained a model (every Part III run and warm-up came from evidence/)"; fi; \
+	else $(MAKE) --no-print-directory claims-here; fi
+
+# claims-here: the claims on this machine's own arithmetic, every run trained here (what make test does
+# off the reference arithmetic). claims: the same on purpose under another arithmetic (OpenBLAS's
+# Prescott kernels, numpy's baseline dispatch), its result kept in evidence/claims.json for the
+# record's version (make evidence-check fails when that result is missing or belongs to other evidence).
+CLAIMS_RUN = RL_BY_HAND_EVIDENCE=off RL_BY_HAND_CLAIMS=1 CLAIMS_NOTEBOOKS="$(NOTEBOOKS)" $(PY) -m pytest tests/claims -n 2 -q
+OTHER_ARITH := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
+
+claims-here: $(STAMP)
+	$(CLAIMS_RUN)
 
 claims: $(STAMP)
-	RL_BY_HAND_CLAIMS=1 CLAIMS_NOTEBOOKS="$(NOTEBOOKS)" $(PY) -m pytest tests/claims -n 2 -q
+	$(OTHER_ARITH) CLAIMS_RESULT=evidence/claims.json $(CLAIMS_RUN)
+
+# make evidence: Part III's notebooks executed in record mode (a run whose record is current is read,
+# a stale or missing one trained and written; ≈ 15 min on two cores after a training-code change), the
+# records no notebook used removed (listed), then make claims (≈ 30 min). Nothing else is rewritten:
+# the notebooks are written back atomically, each old file kept as NAME.ipynb.<time>.bak.
+EVIDENCE_USED := _build/evidence-used.txt
+
+evidence: $(STAMP)
+	@mkdir -p _build && rm -f $(EVIDENCE_USED)
+	RL_BY_HAND_EVIDENCE=record RL_BY_HAND_EVIDENCE_LOG=$(abspath $(EVIDENCE_USED)) $(PY) scripts/execute_needed.py --inplace $(PART3)
+	$(PY) scripts/evidence.py prune $(EVIDENCE_USED)
+	$(MAKE) --no-print-directory claims
+
+evidence-check: $(STAMP)
+	$(PY) scripts/evidence.py check
 
 test: unit nbval book
 
-# The handout is $(STUDENT)/notebooks; $(STUDENT)/src is the HTML's source. Both are written by
+# The handout is $(STUDENT_DIR)/notebooks; $(STUDENT_DIR)/src is the HTML's source. Both are written by
 # scripts/student_edition.py, which never overwrites or removes a file edited since it wrote it
 # (FORCE=1 replaces such a file after keeping it as NAME.<time>.bak).
-STUDENT := _build/student
+# (not STUDENT: `make lab STUDENT=1` chooses the student edition)
+STUDENT_DIR := _build/student
 FORCE_FLAG = $(if $(FORCE),--force)
 
 student: $(STAMP)
-	$(PY) scripts/student_edition.py $(FORCE_FLAG) notebooks '$(STUDENT)/notebooks'
-	$(PY) scripts/student_edition.py --site $(FORCE_FLAG) '$(STUDENT)/notebooks' '$(STUDENT)/src'
-	$(JB) build '$(STUDENT)/src' --builder html -W -n --keep-going --path-output '$(STUDENT)'
-	@echo "student edition: notebooks to hand out in $(STUDENT)/notebooks, HTML in $(STUDENT)/_build/html"
+	$(PY) scripts/student_edition.py $(FORCE_FLAG) notebooks '$(STUDENT_DIR)/notebooks'
+	$(PY) scripts/student_edition.py --site $(FORCE_FLAG) '$(STUDENT_DIR)/notebooks' '$(STUDENT_DIR)/src'
+	$(JB) build '$(STUDENT_DIR)/src' --builder html -W -n --keep-going --path-output '$(STUDENT_DIR)'
+	@echo "student edition: notebooks to hand out in $(STUDENT_DIR)/notebooks, HTML in $(STUDENT_DIR)/_build/html"
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+	$(PY) scripts/bench.py --commands
 
 .PHONY: exercise-index instructor-setup assignments grade grade-demo
 
@@ -119,7 +153,6 @@ QCOURSE = '$(subst ','\'',$(COURSE))'
 assignments: $(ISTAMP)
 	$(IPY) scripts/make_assignments.py $(if $(FORCE),--force) $(if $(BOOK_URL),--book-url '$(subst ','\'',$(BOOK_URL))') notebooks $(QCOURSE)
 	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force --log-level=WARN
-	$(IPY) scripts/grade.py warm $(QCOURSE)
 	@printf '%s\n' "assignments: sources in "$(QCOURSE)"/source, student versions in "$(QCOURSE)"/release (docs/instructors.md)"
 
 # make grade ASSIGNMENT=part2-s04_ppo_grpo_temperature [COURSE=...]: import students.csv, collect from
@@ -166,7 +199,7 @@ browser: $(BROWSER_STAMP) $(LAB_STAMP)
 # (submissions, gradebook) is in _build, unless FORCE=1
 clean:
 	@if [ -z "$(FORCE)" ]; then \
-	  python3 scripts/student_edition.py --check-edits '$(STUDENT)/notebooks' '$(STUDENT)/src' || \
+	  python3 scripts/student_edition.py --check-edits '$(STUDENT_DIR)/notebooks' '$(STUDENT_DIR)/src' || \
 	    { echo "make clean: the files above were edited; nothing was removed (make clean FORCE=1 removes them)"; exit 1; }; \
 	  if [ -d _build/nbgrader ]; then \
 	    echo "make clean: _build/nbgrader holds an nbgrader course (submissions, gradebook); nothing was removed (make clean FORCE=1 removes it)"; exit 1; fi; \

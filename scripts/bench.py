@@ -16,6 +16,8 @@ print each time against its budget (CONTRIBUTING.md, "Budgets"):
 
     python scripts/bench.py [NOTEBOOK ...]      # default: notebooks/**/*.ipynb
     python scripts/bench.py --trainers          # only the trainers (and Part III's)
+    python scripts/bench.py --commands          # CI ≤ 15 min and make test ≤ 8 min from fresh clones,
+                                                # make evidence-check ≤ 4 min, make assignments ≤ 2 min
 
 Timing lives here, not in the unit tests: a wall-clock assert fails on a busy machine and
 passes on a fast one whatever the code does. On a shared machine the numbers are inflated:
@@ -230,7 +232,48 @@ def run(path, log, cache=None):
     return seconds, budget, memory
 
 
+COMMAND_BUDGETS_S = {"ci": 15 * 60, "make test": 8 * 60, "make evidence-check": 4 * 60, "make assignments": 2 * 60}
+
+
+def time_command(name, cmd, cwd, env=None):
+    """Run ``cmd`` (a shell line) in ``cwd``; print its time against ``COMMAND_BUDGETS_S[name]``."""
+    import subprocess
+    t0 = time.perf_counter()
+    rc = subprocess.run(cmd, shell=True, cwd=cwd, env={**os.environ, **(env or {})},
+                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT).returncode
+    seconds, budget = time.perf_counter() - t0, COMMAND_BUDGETS_S[name]
+    ok = rc == 0 and seconds <= budget
+    print(f"{'ok ' if ok else 'OVER' if rc == 0 else 'FAIL'} {seconds:6.0f} s / {budget:4.0f} s  {name} "
+          f"({'exit ' + str(rc) if rc else 'passed'})", flush=True)
+    return not ok
+
+
+def commands():
+    """``--commands``: each command's budget, from a fresh clone of HEAD with empty caches (about
+    35 min in all): ``CI=true bash .ci/run`` ≤ 15 min, ``make test`` ≤ 8 min (in a second fresh
+    clone), ``make evidence-check`` ≤ 4 min, ``make assignments`` ≤ 2 min (here, into a
+    temporary course)."""
+    import shutil
+    import subprocess
+    root = pathlib.Path(__file__).resolve().parent.parent
+    bad = 0
+    print("commands (fresh clones of HEAD, empty caches):")
+    for name, cmd in (("ci", "CI=true bash .ci/run"), ("make test", "make test")):
+        tmp = tempfile.mkdtemp(prefix="bench-clone-")
+        subprocess.run(["git", "clone", "-q", str(root), tmp], check=True)
+        bad += time_command(name, cmd, tmp, {"TOY_CACHE_DIR": os.path.join(tmp, "_build", "toy-cache")})
+        shutil.rmtree(tmp, ignore_errors=True)
+    bad += time_command("make evidence-check", "make evidence-check", root)
+    course = tempfile.mkdtemp(prefix="bench-course-")
+    bad += time_command("make assignments", f"make assignments COURSE={course}", root)
+    shutil.rmtree(course, ignore_errors=True)
+    print()
+    return bad
+
+
 def main(args):
+    if args == ["--commands"]:
+        return 1 if commands() else 0
     bad = time_trainers() + part3()
     if args == ["--trainers"]:
         return 1 if bad else 0

@@ -23,8 +23,10 @@ tens of kB instead of ~1 MB): per exercise its prompt, the student's answer, wha
 printed, and the points and comments from the gradebook; no figures; maths as MathML (rendered by
 the browser itself, offline: no MathJax, no CDN).
 
-``warm`` runs each Part III source notebook once with ``TOY_CACHE_DIR=COURSE/toy-cache``, so that
-grading a submission reuses the trained models instead of training them again. Files are written
+``warm`` runs each Part III source notebook once with ``TOY_CACHE_DIR=COURSE/toy-cache``. It is not
+needed for the book's own runs (they are read from the evidence record, ``evidence/``, and ``make
+assignments`` no longer calls it); it fills the course's cache only with runs an edited source
+notebook asks for that the record does not hold. Files are written
 atomically; nothing else in the course is changed.
 """
 import csv

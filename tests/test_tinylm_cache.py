@@ -72,13 +72,32 @@ def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch
     np.testing.assert_array_equal(h["loss"], h2["loss"])
 
 
-def test_code_files_are_what_training_imports():
-    """The cache key covers every toy module that a fresh interpreter loads for training."""
-    out = subprocess.run([sys.executable, "-c", "import sys, toy.tinylm.train, toy.tinylm.cache; "
-                          "print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items() "
-                          "if n == 'toy' or n.startswith('toy.'))))"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert sorted(str(f) for f in cache.code_files()) == sorted(str(Path(f).resolve()) for f in out)
+def test_code_files_cover_every_function_training_runs():
+    """The cache (and evidence) key covers every toy source file whose code runs while training
+    (traced, in a fresh interpreter, over SFT and RL runs of every kind), and not the cache, the
+    record or the plots, which only re-export or store what training computes."""
+    script = """
+import sys
+from toy.tinylm import model as M, train as T
+files = set()
+def prof(frame, event, arg):
+    if event == "call":
+        files.add(frame.f_code.co_filename)
+TINY = M.ModelConfig(n_layer=1, n_head=2, n_embd=8, mlp_hidden=12)
+sys.setprofile(prof)
+sft, _ = T.train_sft(T.SFTConfig(model=TINY, steps=2, batch_size=4), progress=False)
+for kw in ({}, {"algo": "rft"}, {"algo": "dr_grpo", "beta": 0.1}, {"algo": "ppo", "mu": 2, "kl_coef": 0.1},
+           {"mu": 2, "ratio_level": "sequence"}, {"mu": 2, "loss_mode": "cispo", "eps_low": 1.0},
+           {"mu": 2, "top_entropy_quantile": 0.5}, {"loss_type": "bnpo", "micro_batch": 2}):
+    T.train_rl(sft, T.RLConfig(steps=2, n_prompts=2, G=2, **kw), seed=0)
+sys.setprofile(None)
+print("\\n".join(sorted(f for f in files if "/toy/" in f)))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    ran = {str(Path(f).resolve()) for f in out}
+    keyed = {str(f) for f in cache.code_files()}
+    assert ran and ran <= keyed, sorted(ran - keyed)
+    assert not {n for n in ("cache.py", "evidence.py", "store.py", "figures.py") if any(k.endswith("/" + n) for k in keyed)}
 
 
 def test_code_change_changes_the_cache_key(tmp_path):
@@ -166,7 +185,7 @@ def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypat
     # an RL run: a 2-step run's file under the name of a 3-step run (other key, other history)
     rl2, rl3 = T.RLConfig(steps=2, n_prompts=2, G=2), T.RLConfig(steps=3, n_prompts=2, G=2)
     _, h2 = cache.cached_train_rl(rl2, seed=0, sft_cfg=a, verbose=False)
-    shutil.copy(tmp_path / cache._rl_name(rl2, a, 0), tmp_path / cache._rl_name(rl3, a, 0))
+    shutil.copy(tmp_path / cache.Run(rl2, 0, a).name(), tmp_path / cache.Run(rl3, 0, a).name())
     _, h3 = cache.cached_train_rl(rl3, seed=0, sft_cfg=a, verbose=False)
     assert len(h2["accuracy"]) == 2 and len(h3["accuracy"]) == 3
 
@@ -174,16 +193,17 @@ def test_a_file_copied_under_another_keys_name_does_not_load(tmp_path, monkeypat
 def test_jobs_group_runs_by_shape_and_cap_the_stack(monkeypatch):
     """cached_train_rl_many's jobs: each run once, runs of one job share ``shape_key``, no job
     holds more than MAX_STACK runs, and a group is split over both processes."""
-    todo = ([(f"g{i}", T.RLConfig(), i) for i in range(19)]
-            + [(f"p{i}", T.RLConfig(algo="ppo", steps=25, mu=8), i) for i in range(3)])
+    todo = ([cache.Run(T.RLConfig(), i, T.SFTConfig()) for i in range(19)]
+            + [cache.Run(T.RLConfig(algo="ppo", steps=25, mu=8), i, T.SFTConfig()) for i in range(3)])
+    names = sorted(r.name() for r in todo)
     jobs = cache._chunks(todo, 2)
-    assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
-    assert all(len({T.shape_key(c) for _, c, _ in job}) == 1 for job in jobs)
+    assert sorted(r.name() for job in jobs for r in job) == names
+    assert all(len({T.shape_key(r.cfg) for r in job}) == 1 for job in jobs)
     assert max(len(job) for job in jobs) <= cache.MAX_STACK
-    assert sum(1 for job in jobs if job[0][1].algo == "ppo") >= 2     # 3 PPO runs: both processes
+    assert sum(1 for job in jobs if job[0].cfg.algo == "ppo") >= 2     # 3 PPO runs: both processes
     monkeypatch.setattr(cache, "MAX_STACK", 8)                          # bigger stacks: still every run once
     jobs = cache._chunks(todo, 2)
-    assert sorted(name for job in jobs for name, _, _ in job) == sorted(name for name, _, _ in todo)
+    assert sorted(r.name() for job in jobs for r in job) == names
     assert max(len(job) for job in jobs) <= 8 and len(jobs) % 2 == 0
 
 
@@ -252,7 +272,7 @@ def test_a_reward_fn_run_is_cached_under_its_source(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 2
     _, h_again = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base, reward_fn=_first_right)
     np.testing.assert_array_equal(h_again["loss"], h["loss"])
-    assert cache._rl_name(rl_cfg, base, 0, _first_right) != cache._rl_name(rl_cfg, base, 0)
+    assert cache.Run(rl_cfg, 0, base, _first_right).name() != cache.Run(rl_cfg, 0, base).name()
     _, h_plain = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base)
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 4
     np.testing.assert_array_equal(h_plain["loss"][0], T.train_rl(sft, rl_cfg, seed=0)[1]["loss"])

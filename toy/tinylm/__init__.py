@@ -8,7 +8,9 @@ RL on a right/wrong reward alone, to think before it answers.
 - ``toy.tinylm.train``     SFT warm-up (``train_sft``); RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path;
                            ``train_rl_many``: many runs at once, each equal to the run alone
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
-- ``toy.tinylm.cache``     the SFT model cached on disk (``warmup_model()``)
+- ``toy.tinylm.cache``     the SFT model and RL runs cached on disk (``warmup_model()``, ``cached_train_rl_seeds``)
+- ``toy.tinylm.evidence``  the book's evidence record: Part III's runs computed once, committed in
+                           ``evidence/`` and read by the notebooks (``make evidence``, ``make evidence-check``)
 
 Typical use::
 
@@ -26,16 +28,18 @@ Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positio
 Speed: ``make bench`` prints the current times (one 200-step GRPO run on one core, ten seeds
 through ``cached_train_rl_many``, the matmul floor of a step).
 """
-from .cache import (cache_dir, cached_train_rl, cached_train_rl_many, cached_train_rl_seeds, load_model,
+from .cache import (Run, cache_dir, cached_train_rl, cached_train_rl_many, cached_train_rl_seeds, load_model,
                     save_model, warmup_configs, warmup_model)
+from .evidence import RecordedPolicy, measured, use_record
 from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
-from .train import (CurriculumSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl,
+from .train import (CurriculumSampler, PoolSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl,
                     train_rl_many, train_rl_seeds, train_sft)
 
 __all__ = [
+    "Run", "RecordedPolicy", "measured", "use_record", "PoolSampler",
     "cache_dir", "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "load_model", "save_model", "warmup_configs", "warmup_model", "evaluate", "pass_at_k_curve",
     "thinking_budget", "Adam", "ModelConfig", "TinyLM", "TEACHER_CHAIN_ACC", "decode", "encode",
     "make_prompts", "parse_answer", "teacher_answers", "verify", "verify_batch",

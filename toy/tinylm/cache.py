@@ -34,77 +34,13 @@ from .._check_args import integer
 from ..parallel import starmap
 from ..progress import Progress
 from .model import ModelConfig, TinyLM
-from .train import RLConfig, SFTConfig, shape_key, stack_runs, train_rl, train_rl_many, train_sft
+from . import evidence
+from .store import code_files, code_hash, load_model, save_model
+from .train import (PoolSampler, RLConfig, SFTConfig, exact_reward, shape_key, stack_runs, train_rl_many,
+                    train_sft)
 
-__all__ = ["cache_dir", "code_hash", "config_hash", "save_model", "load_model", "warmup_model",
-           "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "warmup_configs"]
-
-_TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
-
-
-def _imported_toy_files(path):
-    """The toy source files that the module at ``path`` imports (relative or ``toy.`` imports)."""
-    package = path.parent
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.parent
-            elif node.module and (node.module == "toy" or node.module.startswith("toy.")):
-                base, node_module = _TOY_ROOT.parent, node.module
-            else:
-                continue
-            mod = node.module if node.level else node_module
-            base = base.joinpath(*mod.split(".")) if mod else base
-            candidates = [base.with_suffix(".py"), base / "__init__.py"]
-            candidates += [base / f"{a.name}.py" for a in node.names]
-            candidates += [base / a.name / "__init__.py" for a in node.names]
-        elif isinstance(node, ast.Import):
-            candidates = []
-            for a in node.names:
-                if a.name == "toy" or a.name.startswith("toy."):
-                    base = _TOY_ROOT.parent.joinpath(*a.name.split("."))
-                    candidates += [base.with_suffix(".py"), base / "__init__.py"]
-        else:
-            continue
-        found.update(c.resolve() for c in candidates if c.is_file())
-    return found
-
-
-def _package_inits(path):
-    """``__init__.py`` of every package from ``toy`` down to ``path`` (importing runs them)."""
-    inits, d = [], path.parent
-    while _TOY_ROOT in (d, *d.parents):
-        inits.append((d / "__init__.py").resolve())
-        d = d.parent
-    return {p for p in inits if p.is_file()}
-
-
-def code_files(module_file=None):
-    """Every toy source file that ``module_file`` (default ``toy/tinylm/train.py``) depends on:
-    its imports, followed transitively, and the package ``__init__`` files on the way."""
-    todo = [Path(module_file or Path(__file__).with_name("train.py")).resolve()]
-    seen = set()
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        todo.extend((_imported_toy_files(f) | _package_inits(f)) - seen)
-    return sorted(seen)
-
-
-@functools.lru_cache(maxsize=None)
-def code_hash():
-    """sha256 (16 hex digits) of the source of every file in ``code_files()``, read once per
-    process: the part of the cache key that changes whenever the training code does."""
-    h = hashlib.sha256()
-    for f in code_files():
-        h.update(str(f.relative_to(_TOY_ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
+__all__ = ["cache_dir", "code_files", "code_hash", "config_hash", "save_model", "load_model", "warmup_model", "Run",
+           "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "warmup_configs", "sft_spec"]
 
 def cache_dir():
     """``$TOY_CACHE_DIR`` or ``~/.cache/rl-by-hand`` as a Path (not created here)."""
@@ -131,46 +67,6 @@ def _warn_once(d, err):
                       "models are kept in memory for this process only", RuntimeWarning, stacklevel=3)
 
 
-def save_model(model, path, meta=None, arrays=None):
-    """Write ``model``'s parameters (+ its ModelConfig as JSON, + ``meta``, + extra numeric
-    ``arrays`` such as a training history) to ``path`` atomically."""
-    path = Path(path)
-    arrays = {f"array/{k}": np.asarray(v, dtype=float) for k, v in (arrays or {}).items()}
-    arrays.update({f"param/{k}": v for k, v in model.state_dict().items()})
-    arrays["model_config"] = np.array(json.dumps(asdict(model.config), sort_keys=True))
-    arrays["meta"] = np.array(json.dumps(meta or {}, sort_keys=True))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)                        # mkstemp makes 0600: others may share the cache
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def load_model(path, with_arrays=False):
-    """Read a model written by ``save_model`` → ``(model, meta)`` (``(model, meta, arrays)``
-    with ``with_arrays``). Raises ``ValueError`` if the file is missing, truncated or
-    inconsistent."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            cfg = ModelConfig(**json.loads(str(z["model_config"])))
-            meta = json.loads(str(z["meta"]))
-            state = {k[len("param/"):]: z[k] for k in z.files if k.startswith("param/")}
-            arrays = {k[len("array/"):]: z[k] for k in z.files if k.startswith("array/")}
-        model = TinyLM(cfg).load_state_dict(state)
-    except Exception as e:  # zipfile.BadZipFile, OSError, EOFError, KeyError, ValueError, ...
-        raise ValueError(f"cannot read a model from {path}: {type(e).__name__}: {e}") from None
-    if not all(np.all(np.isfinite(v)) for v in model.state_dict().values()):
-        raise ValueError(f"the model in {path} has non-finite parameters")
-    return (model, meta, arrays) if with_arrays else (model, meta)
-
-
 def _store(name, model, meta, arrays=None):
     """Save to the cache directory; where that fails, warn once and keep it in memory."""
     d = cache_dir()
@@ -180,16 +76,18 @@ def _store(name, model, meta, arrays=None):
     except OSError as e:                            # read-only, a file in the way, disk full, ...
         _warn_once(d, e)
         _memory[name] = ({k: v.copy() for k, v in model.state_dict().items()}, model.config,
-                         {k: np.asarray(v, dtype=float).copy() for k, v in (arrays or {}).items()})
+                         {k: np.asarray(v, dtype=float).copy() for k, v in (arrays or {}).items()}, meta or {})
 
 
-def _fetch(name, verbose, expect=None):
-    """The cached ``(model, arrays)`` for ``name`` from memory or disk, or None. A file is used
-    only if its meta data holds ``key == name`` and the items of ``expect`` (the configs that
-    made it): a file copied under another key's name is rebuilt, not loaded."""
+def _fetch(name, verbose, expect=None, with_meta=False):
+    """The cached ``(model, arrays)`` (``with_meta``: ``(model, arrays, meta)``) for ``name`` from
+    memory or disk, or None. A file is used only if its meta data holds ``key == name`` and the
+    items of ``expect`` (the configs that made it): a file copied under another key's name is
+    rebuilt, not loaded."""
     if name in _memory:
-        state, cfg, arrays = _memory[name]
-        return TinyLM(cfg).load_state_dict({k: v.copy() for k, v in state.items()}), dict(arrays)
+        state, cfg, arrays = _memory[name][:3]
+        got = TinyLM(cfg).load_state_dict({k: v.copy() for k, v in state.items()}), dict(arrays)
+        return (*got, _memory[name][3]) if with_meta else got
     path = cache_dir() / name
     if not path.is_file():
         return None
@@ -199,7 +97,7 @@ def _fetch(name, verbose, expect=None):
         wrong = sorted(k for k, v in want.items() if meta.get(k) != v)
         if wrong:
             raise ValueError(f"{path} holds another model (its {', '.join(wrong)} differ from the key's)")
-        return model, arrays
+        return (model, arrays, meta) if with_meta else (model, arrays)
     except ValueError as e:
         if verbose:
             print(f"rebuilding the cached model ({e})")
@@ -212,69 +110,171 @@ def _jsonable(d):
 
 
 def warmup_model(cfg=None, verbose=True, rebuild=False):
-    """The SFT warm-up model for ``cfg`` (default ``SFTConfig()``): loaded from the cache, or
-    trained with ``train_sft`` and cached (on a miss, a bad file, or ``rebuild=True``)."""
+    """The SFT warm-up model for ``cfg`` (default ``SFTConfig()``): read from the book's evidence
+    record (``evidence.py``), else loaded from the cache, else trained with ``train_sft`` and cached
+    (on a miss, a bad file, or ``rebuild=True``, which also skips the record)."""
     cfg = cfg or SFTConfig()
+    spec = sft_spec(cfg)
+    if not rebuild:
+        model = evidence.warmup_weights(spec)
+        if model is not None:
+            return model
     name = f"tinylm-sft-{config_hash(cfg)}.npz"
-    hit = None if rebuild else _fetch(name, verbose, {"sft_config": asdict(cfg)})
+    hit = None if rebuild else _fetch(name, verbose, {"sft_config": asdict(cfg)}, with_meta=True)
     if hit is not None:
-        return hit[0]
-    if verbose:
-        print(f"training the SFT warm-up model ({cfg.steps} steps; about 10-20 s, once: then cached)")
-    with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
-        model, hist = train_sft(cfg, progress=bar)
-    _store(name, model, meta={"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]})
+        model, meta = hit[0], hit[2]
+    else:
+        if verbose:
+            print(f"training the SFT warm-up model ({cfg.steps} steps; about 10-20 s, once: then cached)")
+        with Progress(cfg.steps, "SFT warm-up (cached after this run)", "steps") as bar:
+            model, hist = train_sft(cfg, progress=bar)
+        meta = {"key": name, "sft_config": asdict(cfg), "final_loss": hist["loss"][-1]}
+        _store(name, model, meta=meta)
+    if evidence.mode() == "record" and evidence.get(spec) is None:
+        evidence.store_warmup(spec, model, meta.get("final_loss", float("nan")))
     return model
 
 
-def _reward_key(reward_fn):
+def sft_spec(cfg):
+    """A warm-up's spec (what determines it), as the evidence record keys it."""
+    return {"kind": "sft", "sft_config": asdict(cfg)}
+
+
+def _reward_key(reward_fn, name="reward_fn"):
     """A reward function as part of a cache key: its qualified name and its source (so it must
     be a pure function of its arguments and of ``toy`` code). None: the verifier (no key)."""
     if reward_fn is None:
         return None
     if not callable(reward_fn):
-        raise ValueError(f"reward_fn must be None or a function, got {type(reward_fn).__name__}")
+        raise ValueError(f"{name} must be None or a function, got {type(reward_fn).__name__}")
     try:
         src = inspect.getsource(reward_fn)
     except (OSError, TypeError):
-        raise ValueError(f"reward_fn must be a function whose source inspect can read (it keys the cache), "
+        raise ValueError(f"{name} must be a function whose source inspect can read (it keys the cache), "
                          f"got {reward_fn!r}") from None
     return f"{getattr(reward_fn, '__qualname__', '')}\n{inspect.cleandoc(src)}"
 
 
-def _rl_name(rl_cfg, sft_cfg, seed, reward_fn=None):
-    extra = {} if reward_fn is None else {"reward": _reward_key(reward_fn)}
-    return f"tinylm-rl-{rl_cfg.algo}-{config_hash(rl_cfg, sft=asdict(sft_cfg), seed=seed, **extra)}.npz"
+class Run:
+    """One RL run as the cache and the evidence record know it: ``train_rl(start, cfg, seed,
+    reward_fn=..., prompt_sampler=...)``, where ``start`` is an ``SFTConfig`` (that warm-up) or
+    the policy of another cached run (it continues that run), ``watch_fn(answers, digits)`` → (N,)
+    a reward that is only watched (its batch mean goes into the history as ``watched``) and
+    ``sampler`` a ``PoolSampler`` (a fresh copy is used; its draws go into the history as ``drawn``).
+    ``spec()`` is everything that determines the run; the cache and the record are keyed by it."""
+
+    def __init__(self, cfg, seed, start, reward_fn=None, watch_fn=None, sampler=None):
+        if not isinstance(cfg, RLConfig):
+            raise ValueError(f"rl_cfg must be an RLConfig, got {type(cfg).__name__}")
+        if not isinstance(start, (SFTConfig, evidence.RecordedPolicy)):
+            raise ValueError("start must be an SFTConfig (a warm-up) or the policy of a cached run "
+                             f"(from cached_train_rl_seeds), got {type(start).__name__}")
+        if sampler is not None and not isinstance(sampler, PoolSampler):
+            raise ValueError(f"prompt_sampler must be None or a tinylm.PoolSampler, got {type(sampler).__name__}")
+        self.cfg, self.seed, self.start = cfg, integer(seed, "seed", lo=0), start
+        self.reward_fn, self.watch_fn, self.sampler = reward_fn, watch_fn, sampler
+        self._spec = {"kind": "rl", "rl_config": asdict(cfg), "seed": self.seed,
+                      "start": sft_spec(start) if isinstance(start, SFTConfig) else start._run.spec(),
+                      "reward": _reward_key(reward_fn), "watch": _reward_key(watch_fn, "watch"),
+                      "sampler": None if sampler is None else sampler.key()}
+
+    @classmethod
+    def of_spec(cls, spec, start, reward_fn=None, watch_fn=None, sampler=None):
+        """The run a recorded ``spec`` describes, its functions rebuilt from their source by the
+        caller (``scripts/evidence.py``): keyed by ``spec`` itself."""
+        run = cls.__new__(cls)
+        run.cfg, run.seed, run.start = RLConfig(**spec["rl_config"]), spec["seed"], start
+        run.reward_fn, run.watch_fn, run.sampler, run._spec = reward_fn, watch_fn, sampler, spec
+        return run
+
+    def spec(self):
+        return self._spec
+
+    def name(self):
+        """The run's file name in the (local, uncommitted) model cache: also keyed by the code and
+        the arithmetic."""
+        text = json.dumps({"code": code_hash(), "numerics": fingerprint(), "spec": self._spec}, sort_keys=True)
+        return f"tinylm-rl-{self.cfg.algo}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.npz"
+
+    def train_here(self):
+        """This run's final policy, trained here (or from the cache)."""
+        return train_one(self)
+
+    def start_model(self):
+        if isinstance(self.start, SFTConfig):
+            return warmup_model(self.start, verbose=False)
+        return self.start.materialize(keep=False)
+
+
+def _watching(reward_fn, watch_fn, seen):
+    """``reward_fn`` (None: the verifier), appending the batch mean of ``watch_fn`` to ``seen``."""
+    def fn(ans, digits):
+        seen.append(float(np.mean(watch_fn(ans, digits))))
+        return exact_reward(ans, digits) if reward_fn is None else reward_fn(ans, digits)
+    return fn
+
+
+def _run_meta(run):
+    return {"spec": _jsonable(run.spec())}
+
+
+def _store_run(run, policy, hist):
+    hist = {k: np.asarray(v, dtype=float) for k, v in hist.items() if k != "time"}   # wall clock: not kept
+    name = run.name()
+    _store(name, policy, meta={"key": name, **_run_meta(run)}, arrays=hist)
+    return policy, hist
+
+
+def _cached_run(run, verbose=False):
+    hit = _fetch(run.name(), verbose, _run_meta(run))
+    return hit if hit is not None and hit[1] else None
+
+
+def train_one(run, callback=None):
+    """Train ``run`` here (a progress bar where a person watches) and cache it: ``(policy, history)``
+    from the cache if it is there."""
+    hit = None if callback is not None else _cached_run(run)
+    if hit is not None:
+        return hit[0]
+    return _train_runs([run], None, callback=callback)[0][0]
 
 
 def cached_train_rl(rl_cfg=None, seed=0, sft_cfg=None, verbose=True, rebuild=False, callback=None,
                     reward_fn=None):
-    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed, reward_fn=reward_fn)``, cached like the
-    warm-up model (keyed by both configs, the seed, the code and, if given, ``reward_fn``'s source),
-    so that several notebooks can share one run. Returns ``(policy, history)`` with each history
-    entry as a float array over steps. ``callback`` only sees the steps of a run that is actually
-    computed."""
-    rl_cfg, sft_cfg = rl_cfg or RLConfig(), sft_cfg or SFTConfig()
-    name = _rl_name(rl_cfg, sft_cfg, seed, reward_fn)
-    hit = None if rebuild else _fetch(name, verbose, _rl_meta(rl_cfg, sft_cfg, seed))
-    if hit is not None and hit[1]:
-        return hit
-    sft = warmup_model(sft_cfg, verbose=verbose)
-    if verbose:
-        print(f"training {rl_cfg.algo} for {rl_cfg.steps} steps (seed {seed})")
-    with Progress(rl_cfg.steps, f"{rl_cfg.algo}, seed {seed} (cached after this run)", "steps") as bar:
-        policy, hist = train_rl(sft, rl_cfg, seed=seed, callback=callback, progress=bar, reward_fn=reward_fn)
-    return _store_run(name, rl_cfg, sft_cfg, seed, policy, hist)
+    """``train_rl(warmup_model(sft_cfg), rl_cfg, seed=seed, reward_fn=reward_fn)``, read from the
+    evidence record or the cache where it is there (keyed by both configs, the seed, the code and,
+    if given, ``reward_fn``'s source), else trained and cached, so that several notebooks share one
+    run. Returns ``(policy, history)`` with each history entry as a float array over steps.
+    ``callback`` only sees the steps of a run that is actually computed; ``rebuild=True`` trains
+    it again."""
+    run = Run(rl_cfg or RLConfig(), seed, sft_cfg or SFTConfig(), reward_fn)
+    if rebuild or callback is not None:
+        got = None if rebuild else _served(run)
+        if got is None:
+            if verbose:
+                print(f"training {run.cfg.algo} for {run.cfg.steps} steps (seed {run.seed})")
+            policy, hist = _train_runs([run], None, callback=callback)[0]
+            evidence.store_run(run.spec(), policy, hist)
+            got = _handle(run, policy), hist
+        return got
+    return cached_train_rl_many([run])[0]
 
 
-def _rl_meta(rl_cfg, sft_cfg, seed):
-    return {"rl_config": asdict(rl_cfg), "sft_config": asdict(sft_cfg), "seed": int(seed)}
+def _served(run):
+    """``(policy, history)`` of ``run`` from the evidence record, or None."""
+    got = evidence.lookup(run.spec())
+    if got is None:
+        return None
+    hist, rid = got
+    return evidence.RecordedPolicy(run, rid), hist
 
 
-def _store_run(name, rl_cfg, sft_cfg, seed, policy, hist):
-    hist = {k: np.asarray(v, dtype=float) for k, v in hist.items()}
-    _store(name, policy, meta={"key": name, **_rl_meta(rl_cfg, sft_cfg, seed)}, arrays=hist)
-    return policy, hist
+def _handle(run, policy):
+    """What a caller gets for a trained policy: itself, or in record mode a handle through which
+    its measurements are recorded."""
+    if evidence.mode() == "record":
+        return evidence.RecordedPolicy(run, evidence.spec_id(run.spec()), policy)
+    return policy
 
 
 def _writable():
@@ -287,11 +287,14 @@ def _writable():
     return not _memory and d.is_dir() and os.access(d, os.W_OK)
 
 
-def _train_runs(jobs, counter=None):
-    """Train the runs ``jobs`` [(name, config, seed, sft config, reward_fn)] (one ``shape_key``)
-    together with ``train_rl_many`` and store each; ``counter`` (a shared integer, or a
-    ``Progress``) counts run-steps for the progress bar. Returns the number of runs stored."""
-    sfts = [warmup_model(j[3], verbose=False) for j in jobs]
+def _train_runs(runs, counter=None, callback=None):
+    """Train ``runs`` (``Run``s of one ``shape_key``) together with ``train_rl_many`` and cache
+    each; ``counter`` (a shared integer, or a ``Progress``; None: a bar of its own) counts
+    run-steps for the progress bar. Returns ``[(policy, history)]``."""
+    starts = [r.start_model() for r in runs]
+    samplers = [None if r.sampler is None else r.sampler.fresh() for r in runs]
+    seen = [[] if r.watch_fn is not None else None for r in runs]
+    fns = [r.reward_fn if s is None else _watching(r.reward_fn, r.watch_fn, s) for r, s in zip(runs, seen)]
 
     class _Count:
         def update(self, n):
@@ -300,11 +303,17 @@ def _train_runs(jobs, counter=None):
             elif counter is not None:
                 with counter.get_lock():
                     counter.value += n
-    got = train_rl_many(sfts, [j[1] for j in jobs], [j[2] for j in jobs], reward_fns=[j[4] for j in jobs],
-                        progress=_Count())
-    for (name, c, s, sft_cfg, _), (policy, hist) in zip(jobs, got):
-        _store_run(name, c, sft_cfg, s, policy, hist)
-    return len(jobs)
+    got = train_rl_many(starts, [r.cfg for r in runs], [r.seed for r in runs], reward_fns=fns,
+                        prompt_samplers=samplers, callbacks=[callback] * len(runs),
+                        progress=_Count() if counter is not None else None)
+    out = []
+    for r, (policy, hist), s, smp in zip(runs, got, seen, samplers):
+        if s is not None:
+            hist["watched"] = s
+        if smp is not None:
+            hist["drawn"] = np.array(smp.drawn)
+        out.append(_store_run(r, policy, hist))
+    return out
 
 
 # runs in one stack at most. Measured on the 2-core bench machine (GRPO, 32 prompts × 8 answers):
@@ -321,58 +330,67 @@ def _chunks(todo, processes):
     near-equal parts of at most ``MAX_STACK`` runs, their number a multiple of ``processes``
     (so that the processes get equal shares)."""
     groups = {}
-    for job in todo:
-        key = shape_key(job[1])
-        groups.setdefault(key, []).append(job)
+    for run in todo:
+        groups.setdefault(shape_key(run.cfg), []).append(run)
     jobs = []
     for g in groups.values():
         n = min(len(g), processes * -(-len(g) // (processes * MAX_STACK)))
         jobs += [g[i::n] for i in range(n)]
-    return sorted(jobs, key=lambda j: -len(j) * j[0][1].steps)       # the longest first
+    return sorted(jobs, key=lambda j: -len(j) * j[0].cfg.steps)       # the longest first
 
 
-def _run_spec(run, sft_cfg):
-    """A run of ``cached_train_rl_many`` as ``(rl_cfg, seed, sft_cfg, reward_fn)``."""
+def _as_run(run, sft_cfg):
+    """A run of ``cached_train_rl_many``: a ``Run``, or ``(rl_cfg, seed[, sft_cfg[, reward_fn]])``."""
+    if isinstance(run, Run):
+        return run
     if not isinstance(run, (tuple, list)) or not 2 <= len(run) <= 4:
-        raise ValueError(f"runs must be (RLConfig, seed[, SFTConfig[, reward_fn]]) tuples, got {run!r}")
+        raise ValueError(f"runs must be Run objects or (RLConfig, seed[, SFTConfig[, reward_fn]]) tuples, got {run!r}")
     rl_cfg, seed, sft, fn = (*run, None, None)[:4]
-    rl_cfg = rl_cfg or RLConfig()
-    if not isinstance(rl_cfg, RLConfig):
+    if rl_cfg is not None and not isinstance(rl_cfg, RLConfig):
         raise ValueError(f"runs must be (RLConfig, seed) pairs, got {type(rl_cfg).__name__}")
     sft = sft or sft_cfg or SFTConfig()
     if not isinstance(sft, SFTConfig):
         raise ValueError(f"runs' third item must be an SFTConfig (the warm-up), got {type(sft).__name__}")
-    _reward_key(fn)                                           # checks reward_fn
-    return rl_cfg, int(seed), sft, fn
+    return Run(rl_cfg or RLConfig(), seed, sft, fn)
 
 
 def cached_train_rl_many(runs, sft_cfg=None, processes=2):
-    """``[cached_train_rl(rl_cfg, seed, sft_cfg, reward_fn=reward_fn) for ... in runs]``, with the
-    runs that are not cached yet trained together. A run is ``(rl_cfg, seed)``, or
+    """``[cached_train_rl(rl_cfg, seed, sft_cfg, reward_fn=reward_fn) for ... in runs]``: each run
+    read from the evidence record (``evidence.py``) or the cache where it is there; the others
+    trained together and cached. A run is a ``Run``, or ``(rl_cfg, seed)``, or
     ``(rl_cfg, seed, sft_cfg)`` to start from another warm-up than ``sft_cfg``, or
     ``(rl_cfg, seed, sft_cfg, reward_fn)`` (``reward_fn`` keyed by its source). Runs whose configs
     share ``train.shape_key`` go through ``train_rl_many`` as one stack (each run bit for bit what
     it is alone), split over ``processes`` worker processes, at most ``MAX_STACK`` runs a stack;
     each process stores its runs in the disk cache. Where the cache is not writable, everything is
-    trained here. A progress bar counts the run-steps."""
-    runs = [_run_spec(r, sft_cfg) for r in runs]
+    trained here. A progress bar counts the run-steps and estimates the time left."""
+    runs = [_as_run(r, sft_cfg) for r in runs]
+    for r in runs:
+        if r.sampler is not None:
+            evidence.keep_pool(r.sampler)                     # record mode: the pool, to train the run again
+    out = [_served(r) for r in runs]
     todo = {}                                                 # cache file name → run, once each
-    for c, s, sft, fn in runs:
-        name = _rl_name(c, sft, s, fn)
-        if name not in todo and _fetch(name, False, _rl_meta(c, sft, s)) is None:
-            todo[name] = (c, s, sft, fn)
-    todo = [(name, *run) for name, run in todo.items()]
+    for r, got in zip(runs, out):
+        if got is None and r.name() not in todo and _cached_run(r) is None:
+            todo[r.name()] = r
+    todo = list(todo.values())
     if todo:
-        for sft in {json.dumps(asdict(j[3]), sort_keys=True): j[3] for j in todo}.values():
-            warmup_model(sft, verbose=False)                  # trained (or loaded) once, before the fork
-        total = sum(j[1].steps for j in todo)
+        for r in todo:
+            r.start_model()                                   # trained (or loaded) once, before the fork
+        total = sum(r.cfg.steps for r in todo)
         with Progress(total, f"training {len(todo)} runs (cached after this)", "run-steps") as bar:
             if _writable() and processes > 1 and len(todo) > 1:
                 _in_workers(_chunks(todo, processes), processes, bar)
             else:
                 for job in _chunks(todo, 1):
                     _train_runs(job, bar)
-    return [cached_train_rl(c, s, sft, verbose=False, reward_fn=fn) for c, s, sft, fn in runs]
+    for i, r in enumerate(runs):
+        if out[i] is None:
+            hit = _cached_run(r)
+            policy, hist = hit if hit is not None else _train_runs([r], None)[0]
+            evidence.store_run(r.spec(), policy, hist)
+            out[i] = _handle(r, policy), hist
+    return out
 
 
 def warmup_configs(seeds, warmups=1, sft_cfg=None):
@@ -387,15 +405,30 @@ def warmup_configs(seeds, warmups=1, sft_cfg=None):
     return [sft_cfg if warmups == 1 else replace(sft_cfg, seed=sft_cfg.seed + s % warmups) for s in seeds]
 
 
-def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None, warmups=1, reward_fn=None):
-    """Several seeds of one config, cached (``cached_train_rl_many``) → ``(policies, history)``,
-    ``history`` a dict of arrays shaped (seeds, steps): the way a notebook runs seeds.
+def _per_seed(value, n, name):
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} must be one value or a list of {n} (one per seed), got {len(value)}")
+        return list(value)
+    return [value] * n
+
+
+def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None, warmups=1, reward_fn=None, start=None, watch=None,
+                          prompt_sampler=None):
+    """Several seeds of one config → ``(policies, history)``, ``history`` a dict of arrays shaped
+    (seeds, steps): the way a notebook runs seeds. Each run is read from the book's evidence record
+    where it holds it, else from the cache, else trained (two at a time, with a progress bar).
     ``warmups=W``: seed ``s`` starts from the warm-up ``SFTConfig(seed=s % W)`` (``warmup_configs``),
     so that a comparison spans W SFT models; 1 (the default): every seed from ``sft_cfg``.
-    ``reward_fn``: trained on instead of the verifier (keyed by its source)."""
+    ``reward_fn``: trained on instead of the verifier (keyed by its source). ``start``: the
+    policies of earlier cached runs, one per seed, which these runs continue (instead of a warm-up).
+    ``watch``: a reward that is only watched (``history["watched"]``). ``prompt_sampler``: a
+    ``PoolSampler``, or one per seed (``history["drawn"]``: the indices drawn)."""
     seeds = list(seeds)
-    sfts = warmup_configs(seeds, warmups, sft_cfg)
-    return stack_runs(cached_train_rl_many([(rl_cfg, s, w, reward_fn) for s, w in zip(seeds, sfts)]))
+    starts = warmup_configs(seeds, warmups, sft_cfg) if start is None else _per_seed(start, len(seeds), "start")
+    samplers = _per_seed(prompt_sampler, len(seeds), "prompt_sampler")
+    return stack_runs(cached_train_rl_many([Run(rl_cfg or RLConfig(), s, w, reward_fn, watch, smp)
+                                            for s, w, smp in zip(seeds, starts, samplers)]))
 
 
 def _in_workers(jobs, processes, bar):
@@ -415,4 +448,5 @@ _COUNTER = None
 
 
 def _train_job(job):
-    return _train_runs(job, _COUNTER)
+    _train_runs(job, _COUNTER)
+    return len(job)

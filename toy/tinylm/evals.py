@@ -7,6 +7,7 @@ from ..prob import sample_categorical
 from .._blas import single_thread_blas
 from .._check_args import flag, has_methods, int_array, integer, real, seed as check_seed
 from . import runs
+from .evidence import measured
 from .model import TinyLM
 from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, check_digits, make_prompts, n_digits, prompts_of,
                    true_answers, verify_tokens)
@@ -29,6 +30,7 @@ def _check(model, temperature, seed, greedy=False, **counts):
         integer(n, name, lo=1)
 
 
+@measured
 @single_thread_blas
 def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digits=None, min_digits=N_DIGITS):
     """One answer per problem (sampled at ``temperature``, or greedy) on ``n_prompts`` random
@@ -56,6 +58,7 @@ def evaluate(model, n_prompts=1000, temperature=1.0, greedy=False, seed=0, digit
     }
 
 
+@measured
 @single_thread_blas
 def pass_at_k_curve(model, ks=(1, 2, 4, 8, 16), n_prompts=200, n_samples=16, temperature=1.0,
                     seed=0, min_digits=N_DIGITS):
@@ -76,6 +79,7 @@ def pass_at_k_curve(model, ks=(1, 2, 4, 8, 16), n_prompts=200, n_samples=16, tem
     return {int(k): float(np.mean(pass_at_k(n_samples, c, k))) for k in ks}
 
 
+@measured
 @single_thread_blas
 def thinking_budget(model, budgets=range(N_DIGITS + 1), n_prompts=1000, temperature=1.0,
                     greedy=False, seed=0, min_digits=N_DIGITS):

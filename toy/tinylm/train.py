@@ -357,6 +357,38 @@ class CurriculumSampler:
         self.success[self.last] = d * self.success[self.last] + (1 - d) * rate
 
 
+class PoolSampler:
+    """Draw each batch's problems from a fixed ``pool`` (P, 10): uniformly without replacement, or
+    (``curriculum=True``) by Kimi's curriculum (``CurriculumSampler``). ``drawn`` lists the indices
+    of each step's draw; ``key()`` names the sampler by its rule and the pool's bytes (a cached run
+    is keyed by it); ``fresh()`` is a new sampler of the same pool and rule (each run needs its own)."""
+
+    def __init__(self, pool, curriculum=False):
+        self.pool, self.curriculum = check_digits(pool), flag(curriculum, "curriculum")
+        self.drawn = []
+        if curriculum:
+            self._cur = CurriculumSampler(self.pool)
+            self.update = self._cur.update                      # train_rl feeds it the rewards
+
+    def __call__(self, n, rng):
+        if self.curriculum:
+            self._cur(n, rng)
+            idx = self._cur.last
+        else:
+            idx = rng.choice(len(self.pool), size=n, replace=False)
+        self.drawn.append(idx)
+        return self.pool[idx]
+
+    def key(self):
+        import hashlib
+        p = np.ascontiguousarray(self.pool, dtype=np.int64)
+        return {"sampler": "curriculum" if self.curriculum else "uniform", "pool_shape": list(p.shape),
+                "pool_sha256": hashlib.sha256(p.tobytes()).hexdigest()}
+
+    def fresh(self):
+        return PoolSampler(self.pool, self.curriculum)
+
+
 @single_thread_blas
 def train_rl(model, cfg=None, seed=0, callback=None, prompt_sampler=None, verbose=False,
              reward_fn=None, progress=None):

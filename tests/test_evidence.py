@@ -1,0 +1,178 @@
+"""The evidence record (toy/tinylm/evidence.py, scripts/evidence.py) on a tiny model in a
+temporary record: what record mode writes is what read mode serves, without training; a prefix
+is sliced (and equals the shorter run trained alone); measurements are read back; a record whose
+number was changed, whose training code changed, or whose run no longer reproduces fails
+``scripts/evidence.py check``, which names it."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toy import tinylm
+from toy.tinylm import cache, evidence, rewards, task
+from toy.tinylm import model as M
+from toy.tinylm import train as T
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = M.ModelConfig(n_layer=1, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
+SFT = T.SFTConfig(model=TINY, steps=3, batch_size=4)
+CFG = T.RLConfig(steps=4, n_prompts=2, G=2)
+
+
+def proxy(ans, digits):
+    return rewards.consistency_reward(task.decode_rows(ans))
+
+
+@tinylm.measured
+def accuracy_of(policy, n=8, seed=0):
+    d, _ = task.make_prompts(n, np.random.default_rng(seed))
+    return float(np.mean(task.verify_tokens(policy.generate(task.prompts_of(d), 12, np.random.default_rng(seed)), d)["reward"]))
+
+
+def _record(tmp_path, monkeypatch, mode):
+    monkeypatch.setenv("TOY_EVIDENCE_DIR", str(tmp_path / "ev"))
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path / f"cache-{mode}"))
+    monkeypatch.setenv("RL_BY_HAND_EVIDENCE", mode)
+    monkeypatch.setattr(evidence, "_INDEX", {})
+    monkeypatch.setattr(cache, "_memory", {})
+
+
+def _experiment():
+    pool, _ = task.make_prompts(6, np.random.default_rng(1))
+    pols, h = cache.cached_train_rl_seeds(CFG, range(2), sft_cfg=SFT, warmups=2, watch=proxy,
+                                          prompt_sampler=T.PoolSampler(pool, curriculum=True))
+    short, hs = cache.cached_train_rl_seeds(T.RLConfig(steps=2, n_prompts=2, G=2), range(2), sft_cfg=SFT, warmups=2,
+                                            watch=proxy, prompt_sampler=T.PoolSampler(pool, curriculum=True))
+    late, hl = cache.cached_train_rl_seeds(CFG, range(2), start=short)
+    return h, hs, hl, [accuracy_of(p) for p in pols], [accuracy_of(p) for p in late]
+
+
+def test_record_then_read_trains_nothing(tmp_path, monkeypatch):
+    _record(tmp_path, monkeypatch, "record")
+    made = _experiment()
+    recs = evidence.records()
+    assert sum(r["prefix_of"] is not None for r in recs.values()) == 2       # the 2-step runs: prefixes
+    assert (tmp_path / "ev" / "pools").is_dir() and len(list((tmp_path / "ev" / "models").glob("*.npz"))) == 2
+    _record(tmp_path, monkeypatch, "read")
+    monkeypatch.setattr(cache, "train_rl_many", lambda *a, **k: pytest.fail("read mode trained a run"))
+    monkeypatch.setattr(cache, "train_sft", lambda *a, **k: pytest.fail("read mode trained a warm-up"))
+    got = _experiment()
+    for a, b in zip(made[:3], got[:3]):
+        assert sorted(a) == sorted(b)
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    assert made[3:] == got[3:]
+    assert not list((tmp_path / "cache-read").glob("*.npz"))
+
+
+def test_a_prefix_is_the_shorter_run(tmp_path, monkeypatch):
+    """``train_rl`` depends on ``steps`` only through the loop: the slice the record serves is the
+    shorter run, bit for bit, for every algorithm (PPO and its KL reward included)."""
+    monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
+    sft = cache.warmup_model(SFT, verbose=False)
+    for kw in ({}, {"algo": "rft"}, {"algo": "ppo", "mu": 2, "kl_coef": 0.1}, {"beta": 0.1, "mu": 2}):
+        _, long = T.train_rl(sft, T.RLConfig(steps=5, n_prompts=2, G=2, **kw), seed=3)
+        _, short = T.train_rl(sft, T.RLConfig(steps=3, n_prompts=2, G=2, **kw), seed=3)
+        for k in short:
+            if k != "time":
+                np.testing.assert_array_equal(np.asarray(long[k])[:3], np.asarray(short[k]), err_msg=f"{kw} {k}")
+
+
+def _check(*args, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "evidence.py"), "check", "--no-claims", *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+@pytest.fixture()
+def recorded(tmp_path, monkeypatch):
+    _record(tmp_path, monkeypatch, "record")
+    _experiment()
+    import os
+    env = {**os.environ, "RL_BY_HAND_EVIDENCE": "read"}
+    return tmp_path / "ev", env
+
+
+def test_check_passes_then_names_an_edited_record(recorded):
+    ev, env = recorded
+    every = sorted(p.stem for p in (ev / "runs").glob("*.json"))
+    ok = _check("--only", *every, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.count("\nok  ") + ok.stdout.startswith("ok  ") == len(every)
+    rid = next(r for r in every if r.startswith("grpo") and json.loads((ev / "runs" / f"{r}.json").read_text())["history"])
+    path = ev / "runs" / f"{rid}.json"
+    rec = json.loads(path.read_text())
+    rec["history"]["accuracy"][1] += 0.25                      # one number changed by hand
+    path.write_text(json.dumps(rec))
+    bad = _check("--keys", env=env)
+    assert bad.returncode == 1 and f"STALE OR BROKEN {rid}: its seal" in bad.stdout
+    rec["seal"] = evidence.seal_of(rec)                        # ... and its seal forged: re-training catches it
+    path.write_text(json.dumps(rec))
+    assert _check("--keys", env=env).returncode == 0
+    bad = _check("--only", rid, env=env)
+    assert bad.returncode == 1 and f"DIFF {rid}" in bad.stdout and "history['accuracy'] differs" in bad.stdout
+
+
+def test_check_names_records_of_other_training_code(recorded, tmp_path):
+    """A training-code change that alters results makes every record stale (the code hash keys
+    them), so check fails at once, naming them and `make evidence`."""
+    ev, env = recorded
+    rid = sorted(p.stem for p in (ev / "runs").glob("grpo*.json"))[0]
+    path = ev / "runs" / f"{rid}.json"
+    rec = json.loads(path.read_text())
+    rec["code"] = "0" * 16                                      # as if computed by other training code
+    rec["seal"] = evidence.seal_of(rec)
+    path.write_text(json.dumps(rec))
+    bad = _check("--keys", env=env)
+    assert bad.returncode == 1 and f"STALE OR BROKEN {rid}: stale" in bad.stdout and "make evidence" in bad.stdout
+
+
+def test_sample_takes_one_record_of_every_arm():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import evidence as script
+    spec = lambda seed, lr: {"kind": "rl", "rl_config": {"algo": "grpo", "steps": 4, "lr": lr}, "seed": seed,  # noqa: E731
+                             "start": {"kind": "sft", "sft_config": {"seed": seed % 3}}, "reward": None}
+    recs = {f"{lr}-{s}": {"spec": spec(s, lr)} for lr in (1, 2) for s in range(10)}
+    picks = {c: script.sample(recs, c) for c in ("a", "b", "c", "d", "e", "f")}
+    for got in picks.values():
+        assert sorted(p.split("-")[0] for p in got) == ["1", "2"]   # one of each arm
+    assert len({tuple(p) for p in picks.values()}) > 1              # the commit chooses which
+
+
+def test_measured_values_and_bad_arguments():
+    assert evidence.decode(evidence.encode({3: 0.5, "a": [1, 2.5], "t": (1,), "r": range(2)})) == \
+        {3: 0.5, "a": [1, 2.5], "t": (1,), "r": range(2)}
+    with pytest.raises(ValueError, match="seeds, not random generators"):
+        evidence._args_key((np.random.default_rng(0),), {})
+    with pytest.raises(ValueError, match="on must be True or False"):
+        evidence.use_record("no")
+    with pytest.raises(ValueError, match="start must be"):
+        cache.Run(CFG, 0, object())
+    with pytest.raises(ValueError, match="prompt_sampler must be"):
+        cache.Run(CFG, 0, SFT, sampler=lambda n, rng: None)
+
+
+def test_a_training_code_change_fails_the_check(recorded, tmp_path):
+    """One line of training code changed (here in a copy of the repository: the learning-rate
+    schedule of the SFT warm-up) makes ``check`` fail, naming every record and `make evidence`."""
+    import os
+    import shutil
+    ev, env = recorded
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "toy", repo / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "scripts", repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**env, "PYTHONPATH": str(repo)}
+    run = lambda: subprocess.run([sys.executable, str(repo / "scripts" / "evidence.py"), "check", "--keys",  # noqa: E731
+                                  "--no-claims"], capture_output=True, text=True, env=env, cwd=repo)
+    assert run().returncode == 0, run().stdout                 # the copy keys like the original
+    train_py = repo / "toy" / "tinylm" / "train.py"
+    text = train_py.read_text()
+    assert "return cfg.lr * (step + 1) / cfg.warmup_steps" in text
+    train_py.write_text(text.replace("return cfg.lr * (step + 1) / cfg.warmup_steps",
+                                     "return cfg.lr * (step + 2) / cfg.warmup_steps"))
+    out = run()
+    stale = {line.split()[3].rstrip(":") for line in out.stdout.splitlines() if ": stale" in line}
+    assert out.returncode == 1 and stale == {p.stem for p in (ev / "runs").glob("*.json")}, out.stdout
+    assert "make evidence" in out.stdout
