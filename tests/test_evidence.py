@@ -176,3 +176,42 @@ def test_a_training_code_change_fails_the_check(recorded, tmp_path):
     stale = {line.split()[3].rstrip(":") for line in out.stdout.splitlines() if ": stale" in line}
     assert out.returncode == 1 and stale == {p.stem for p in (ev / "runs").glob("*.json")}, out.stdout
     assert "make evidence" in out.stdout
+
+
+def test_off_mode_trains_everything_and_starts_from_trained_policies(tmp_path, monkeypatch):
+    """``RL_BY_HAND_EVIDENCE=off`` (claims mode, ``use_record(False)``): nothing is read, runs that
+    continue other runs start from their trained policies, and the values equal record mode's."""
+    _record(tmp_path, monkeypatch, "record")
+    made = _experiment()
+    _record(tmp_path, monkeypatch, "off")
+    got = _experiment()
+    assert len(list((tmp_path / "cache-off").glob("tinylm-rl-*.npz"))) == 6     # trained here, not read
+    for a, b in zip(made[:3], got[:3]):
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    assert made[3:] == got[3:]
+
+
+def test_bad_inputs_at_the_door():
+    def make(w):
+        def reward(ans, digits):
+            return w * task.verify_tokens(ans, digits)["reward"]
+        return reward
+    with pytest.raises(ValueError, match="reward_fn must be a function defined at the top level"):
+        cache.Run(CFG, 0, SFT, make(2))
+    with pytest.raises(ValueError, match="reward_fn must be a function defined at the top level"):
+        cache.Run(CFG, 0, SFT, lambda a, d: 0)
+    with pytest.raises(ValueError, match="seeds must be a non-empty"):
+        cache.cached_train_rl_seeds(CFG, 3)
+    with pytest.raises(ValueError, match="seeds must be a non-empty"):
+        cache.cached_train_rl_seeds(CFG, [])
+    with pytest.raises(ValueError, match="start must not be given with sft_cfg or warmups"):
+        cache.cached_train_rl_seeds(CFG, [0], warmups=3, start=[None])
+    with pytest.raises(ValueError, match="pool must be problems"):
+        T.PoolSampler(np.zeros((3, 4), int))
+    with pytest.raises(ValueError, match="pool must hold at least n_prompts = 4"):
+        T.PoolSampler(task.make_prompts(3, np.random.default_rng(0))[0])(4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="fn must be a function"):
+        evidence.measured(5)
+    with pytest.raises(ValueError, match="arguments must be numbers"):
+        evidence._args_key((object(),), {})

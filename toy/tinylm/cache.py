@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import tempfile
+import textwrap
 import warnings
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -36,8 +37,8 @@ from ..progress import Progress
 from .model import ModelConfig, TinyLM
 from . import evidence
 from .store import code_files, code_hash, load_model, save_model
-from .train import (PoolSampler, RLConfig, SFTConfig, exact_reward, shape_key, stack_runs, train_rl_many,
-                    train_sft)
+from .train import (PoolSampler, RLConfig, SFTConfig, shape_key, stack_runs, train_rl_many, train_sft,
+                    watching)
 
 __all__ = ["cache_dir", "code_files", "code_hash", "config_hash", "save_model", "load_model", "warmup_model", "Run",
            "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "warmup_configs", "sft_spec"]
@@ -142,17 +143,22 @@ def sft_spec(cfg):
 
 def _reward_key(reward_fn, name="reward_fn"):
     """A reward function as part of a cache key: its qualified name and its source (so it must
-    be a pure function of its arguments and of ``toy`` code). None: the verifier (no key)."""
+    be a pure function of its arguments and of ``toy`` code, defined at a module's or a notebook's
+    top level: a closure or a lambda cannot be told apart by its source). None: no key."""
     if reward_fn is None:
         return None
     if not callable(reward_fn):
         raise ValueError(f"{name} must be None or a function, got {type(reward_fn).__name__}")
+    qual = getattr(reward_fn, "__qualname__", "")
+    if getattr(reward_fn, "__closure__", None) or "<lambda>" in qual or "<locals>" in qual:
+        raise ValueError(f"{name} must be a function defined at the top level (not a lambda or a closure: "
+                         f"its source keys the cache and the evidence record), got {qual or reward_fn!r}")
     try:
         src = inspect.getsource(reward_fn)
     except (OSError, TypeError):
         raise ValueError(f"{name} must be a function whose source inspect can read (it keys the cache), "
                          f"got {reward_fn!r}") from None
-    return f"{getattr(reward_fn, '__qualname__', '')}\n{inspect.cleandoc(src)}"
+    return f"{qual}\n{textwrap.dedent(src)}"
 
 
 class Run:
@@ -206,20 +212,12 @@ class Run:
         return self.start.materialize(keep=False)
 
 
-def _watching(reward_fn, watch_fn, seen):
-    """``reward_fn`` (None: the verifier), appending the batch mean of ``watch_fn`` to ``seen``."""
-    def fn(ans, digits):
-        seen.append(float(np.mean(watch_fn(ans, digits))))
-        return exact_reward(ans, digits) if reward_fn is None else reward_fn(ans, digits)
-    return fn
-
-
 def _run_meta(run):
     return {"spec": _jsonable(run.spec())}
 
 
 def _store_run(run, policy, hist):
-    hist = {k: np.asarray(v, dtype=float) for k, v in hist.items() if k != "time"}   # wall clock: not kept
+    hist = {k: np.asarray(v, dtype=float) for k, v in sorted(hist.items()) if k != "time"}   # wall clock: not kept
     name = run.name()
     _store(name, policy, meta={"key": name, **_run_meta(run)}, arrays=hist)
     return policy, hist
@@ -270,11 +268,9 @@ def _served(run):
 
 
 def _handle(run, policy):
-    """What a caller gets for a trained policy: itself, or in record mode a handle through which
-    its measurements are recorded."""
-    if evidence.mode() == "record":
-        return evidence.RecordedPolicy(run, evidence.spec_id(run.spec()), policy)
-    return policy
+    """What a caller gets for a policy trained here: a ``RecordedPolicy`` that holds it (its
+    measurements computed, and in record mode recorded; it can start other runs)."""
+    return evidence.RecordedPolicy(run, evidence.spec_id(run.spec()), policy)
 
 
 def _writable():
@@ -294,7 +290,7 @@ def _train_runs(runs, counter=None, callback=None):
     starts = [r.start_model() for r in runs]
     samplers = [None if r.sampler is None else r.sampler.fresh() for r in runs]
     seen = [[] if r.watch_fn is not None else None for r in runs]
-    fns = [r.reward_fn if s is None else _watching(r.reward_fn, r.watch_fn, s) for r, s in zip(runs, seen)]
+    fns = [r.reward_fn if s is None else watching(r.reward_fn, r.watch_fn, s) for r, s in zip(runs, seen)]
 
     class _Count:
         def update(self, n):
@@ -424,7 +420,12 @@ def cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=None, warmups=1, reward_fn=None
     policies of earlier cached runs, one per seed, which these runs continue (instead of a warm-up).
     ``watch``: a reward that is only watched (``history["watched"]``). ``prompt_sampler``: a
     ``PoolSampler``, or one per seed (``history["drawn"]``: the indices drawn)."""
-    seeds = list(seeds)
+    if not isinstance(seeds, (range, list, tuple, np.ndarray)) or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty range or list of seeds, got {seeds!r}")
+    seeds = [integer(s, "seeds", lo=0) for s in seeds]
+    if start is not None and (sft_cfg is not None or warmups != 1):
+        raise ValueError("start must not be given with sft_cfg or warmups (the runs continue start's policies, "
+                         "which came from their own warm-ups)")
     starts = warmup_configs(seeds, warmups, sft_cfg) if start is None else _per_seed(start, len(seeds), "start")
     samplers = _per_seed(prompt_sampler, len(seeds), "prompt_sampler")
     return stack_runs(cached_train_rl_many([Run(rl_cfg or RLConfig(), s, w, reward_fn, watch, smp)

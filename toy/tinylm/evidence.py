@@ -34,6 +34,7 @@ import inspect
 import json
 import os
 import tempfile
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -205,6 +206,8 @@ def _write_json(path, obj):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -272,7 +275,7 @@ def get(spec):
     if mode() == "off":
         return None
     rec = _read(spec_id(spec))
-    return rec if _current(rec) else None
+    return rec if _current(rec) and _canon(rec.get("spec")) == _canon(spec) else None
 
 
 def _family(rid):
@@ -289,6 +292,8 @@ def _full(rec):
     """The full record a (possibly prefix) record reads its history from, or None."""
     while rec is not None and rec.get("prefix_of"):
         rec = _read(rec["prefix_of"])
+        if rec is not None:
+            _touch(rec["id"])                     # a record read through a chain is in use
     return rec if _current(rec) else None
 
 
@@ -342,16 +347,19 @@ def store_run(spec, policy, hist):
     with _locked():
         old = _read(rid)
         rec = _new_record(spec, history, params_sha256(policy))
-        if _current(old):                         # measurements and weights of this very run stay
+        if _current(old) and old.get("params_sha256") in (None, rec["params_sha256"]):
             rec["measurements"], rec["weights"] = old.get("measurements", {}), old.get("weights", False)
         _save(rec)
         for n, other in _family(rid):
             orec = _read(other)
-            if n < steps and _current(orec) and not orec.get("prefix_of"):
+            if n >= steps or not _current(orec):
+                continue
+            if not orec.get("prefix_of"):
                 for k, v in orec["history"].items():
                     if not _same(v, np.asarray(history[k], dtype=float)[:n]):
                         raise RuntimeError(f"the {n}-step run {other} is not a prefix of the {steps}-step run "
                                            f"{rid} (history {k!r} differs): training depends on steps")
+            if orec.get("prefix_of") != rid:      # every shorter run of the family points here
                 orec["prefix_of"], orec["history"] = rid, None
                 _save(orec)
 
@@ -480,7 +488,11 @@ def as_model(m, keep=True):
 def _fn_ident(fn):
     fn = inspect.unwrap(fn)
     mod = getattr(fn, "__module__", "") or ""
-    src = inspect.cleandoc(inspect.getsource(fn))
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        raise ValueError(f"fn must be a function whose source inspect can read (it keys the record), "
+                         f"got {fn!r}") from None
     return mod, fn.__qualname__, src
 
 
@@ -489,7 +501,11 @@ def _args_key(args, kwargs):
         if isinstance(v, np.random.Generator):
             raise ValueError("a measured function takes seeds, not random generators (its value must be "
                              "a function of its arguments)")
-        return encode(v)
+        try:
+            return encode(v)
+        except ValueError:
+            raise ValueError("a measured function's arguments must be numbers, strings, lists, dicts or arrays "
+                             f"(they key the record), got {type(v).__name__}") from None
     return {"args": [enc(a) for a in args], "kwargs": {k: enc(v) for k, v in sorted(kwargs.items())}}
 
 
@@ -500,7 +516,7 @@ def _call_text(name, args, kwargs):
 
 
 NAMESPACE_IMPORTS = ("import numpy as np\nimport toy\nfrom toy import tinylm, rl\n"
-                     "from toy.tinylm import task, rewards, model as tlm\n")
+                     "from toy.tinylm import task, rewards, model as tlm\nfrom toy.tinylm.evidence import measured\n")
 
 
 def _namespace():
@@ -536,6 +552,9 @@ def measured(fn):
     arguments); otherwise it is computed. ``fn`` must compute from its arguments alone (numpy and
     ``toy`` names as a Part III notebook imports them): ``make evidence`` checks that, and
     ``make evidence-check`` computes it again for the runs it re-trains."""
+    if not inspect.isfunction(fn):
+        raise ValueError(f"fn must be a function (def ...), got {type(fn).__name__}")
+
     @functools.wraps(fn)
     def wrapper(policy, *args, **kwargs):
         if not isinstance(policy, RecordedPolicy):
@@ -557,20 +576,28 @@ def measure_code():
     return h.hexdigest()[:16]
 
 
+def measurement_key(qual, src, akey):
+    """The key of a measurement in a record: the function's name, its source's and its arguments' hashes."""
+    return f"{qual}:{_sha(src)[:12]}:{_sha(_canon(akey))[:12]}"
+
+
 def _measure(fn, policy, args, kwargs):
     mod, qual, src = _fn_ident(fn)
     akey = _args_key(args, kwargs)
-    key = f"{qual}:{_sha(src)[:12]}:{_sha(_canon(akey))[:12]}"
+    key = measurement_key(qual, src, akey)
     rec = get(policy._run.spec()) if mode() != "off" else None
     entries = rec.get("measurements", {}) if rec is not None else {}
     if key in entries and entries[key].get("code") == measure_code():
         _touch(rec["id"])
         return decode(rec["measurements"][key]["value"])
-    value = fn(policy.materialize(keep=False), *args, **kwargs)
+    value = decode(encode(fn(policy.materialize(keep=False), *args, **kwargs)))   # as the record gives it back
     if mode() == "record" and rec is not None:
         entry = {"call": _call_text(qual, args, kwargs), "module": mod, "qualname": qual, "code": measure_code(),
                  "source": None if mod.startswith("toy.") else src, "args": akey, "value": encode(value)}
-        if not _equal(replay(entry, policy.materialize(keep=False)), value):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # the check's second computation says nothing new
+            again = replay(entry, policy.materialize(keep=False))
+        if not _equal(again, value):
             raise ValueError(f"the measured function {qual} does not give the same value computed from its "
                              "arguments alone (it reads a global?): pass what it uses as arguments")
         with _locked():

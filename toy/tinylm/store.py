@@ -13,7 +13,7 @@ import numpy as np
 
 from .model import ModelConfig, TinyLM
 
-__all__ = ["code_files", "code_hash", "save_model", "load_model"]
+__all__ = ["code_files", "training_files", "code_hash", "save_model", "load_model"]
 
 _TOY_ROOT = Path(__file__).resolve().parent.parent          # the toy package directory
 
@@ -76,12 +76,19 @@ def code_files(module_file=None):
     return sorted(seen | inits)
 
 
+def training_files():
+    """The files that determine a run: ``code_files`` of ``train.py`` and of ``rewards.py`` (the
+    reward terms a notebook's reward function is built from)."""
+    here = Path(__file__).parent
+    return sorted(set(code_files(here / "train.py")) | set(code_files(here / "rewards.py")))
+
+
 @functools.lru_cache(maxsize=None)
 def code_hash():
-    """sha256 (16 hex digits) of the source of every file in ``code_files()``, read once per
-    process: the part of the cache key that changes whenever the training code does."""
+    """sha256 (16 hex digits) of the source of every file in ``training_files()``, read once per
+    process: the part of the cache (and evidence) key that changes whenever the training code does."""
     h = hashlib.sha256()
-    for f in code_files():
+    for f in training_files():
         h.update(str(f.relative_to(_TOY_ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 

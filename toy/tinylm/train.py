@@ -364,8 +364,12 @@ class PoolSampler:
     is keyed by it); ``fresh()`` is a new sampler of the same pool and rule (each run needs its own)."""
 
     def __init__(self, pool, curriculum=False):
-        self.pool, self.curriculum = check_digits(pool), flag(curriculum, "curriculum")
-        self.drawn = []
+        try:
+            self.pool = check_digits(pool)
+        except ValueError as e:
+            raise ValueError(f"pool must be problems (P, {N_DIGITS}) as make_prompts gives them: "
+                             f"{str(e).replace('digits must', 'they must')}") from None
+        self.curriculum, self.drawn = flag(curriculum, "curriculum"), []
         if curriculum:
             self._cur = CurriculumSampler(self.pool)
             self.update = self._cur.update                      # train_rl feeds it the rewards
@@ -375,6 +379,9 @@ class PoolSampler:
             self._cur(n, rng)
             idx = self._cur.last
         else:
+            if n > len(self.pool):
+                raise ValueError(f"pool must hold at least n_prompts = {n} problems to draw without "
+                                 f"replacement, got {len(self.pool)}")
             idx = rng.choice(len(self.pool), size=n, replace=False)
         self.drawn.append(idx)
         return self.pool[idx]
@@ -387,6 +394,15 @@ class PoolSampler:
 
     def fresh(self):
         return PoolSampler(self.pool, self.curriculum)
+
+
+def watching(reward_fn, watch_fn, seen):
+    """``reward_fn`` (None: the verifier, ``exact_reward``), appending to ``seen`` the batch mean
+    of ``watch_fn(answers, digits)``: a reward that is only watched, never trained on."""
+    def fn(ans, digits):
+        seen.append(float(np.mean(watch_fn(ans, digits))))
+        return exact_reward(ans, digits) if reward_fn is None else reward_fn(ans, digits)
+    return fn
 
 
 @single_thread_blas
