@@ -55,7 +55,7 @@ NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies
 NB_LAST   := notebooks/part3/s05_thinking_model.ipynb notebooks/part3/s07_ledger.ipynb
 NOTEBOOKS := $(NB_FIRST) $(filter-out $(NB_FIRST) $(NB_LAST),$(sort $(wildcard notebooks/part*/*.ipynb))) $(NB_LAST)
 PART3     := $(filter notebooks/part3/%,$(NB_FIRST) $(NB_LAST))
-NBVAL_CACHE := _build/nbval-cache
+NBVAL_CACHE := $(abspath _build/nbval-cache)
 
 # On the reference arithmetic nbval compares every digit; elsewhere the claims are checked
 # (scripts/arith_mode.py says which and why; scripts/claims.py). First, in seconds: is the
