@@ -47,7 +47,10 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
         root = tmp_path / "as-before"
         shutil.copytree(ROOT / "notebooks", root)
         env.pop("TOY_LIVE")
-    proc = subprocess.Popen(lab.command(root, port, open_browser=False) + [f"--IdentityProvider.token={token}"],
+    # its own workspaces (a later flag wins): a notebook left open in `make lab`, or by an earlier run
+    # of this test, is not restored over the one it opens
+    proc = subprocess.Popen(lab.command(root, port, open_browser=False) + [f"--IdentityProvider.token={token}",
+                                                                           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}"],
                             cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
     seen = report.setdefault("jupyterlab", {})
     try:
