@@ -27,7 +27,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = "run `make evidence` (it re-trains what is stale and re-executes Part III's notebooks)"

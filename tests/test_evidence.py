@@ -157,7 +157,6 @@ def test_measured_values_and_bad_arguments():
 def test_a_training_code_change_fails_the_check(recorded, tmp_path):
     """One line of training code changed (here in a copy of the repository: the learning-rate
     schedule of the SFT warm-up) makes ``check`` fail, naming every record and `make evidence`."""
-    import os
     import shutil
     ev, env = recorded
     repo = tmp_path / "repo"

@@ -2,7 +2,8 @@
 
 A file is ``<cache dir>/tinylm-sft-<key>.npz`` (``tinylm-rl-<algo>-<key>.npz`` for an RL run).
 The key is a hash of the full config, **of the source code that produces the model** (every
-``toy`` module that ``toy.tinylm.train`` imports, followed transitively: ``code_hash()``) and of
+``toy`` module that ``toy.tinylm.train`` or ``toy.tinylm.rewards`` imports, followed transitively:
+``store.code_hash()``) and of
 the arithmetic (``toy.arithmetic.fingerprint()``). Any change to that code or to the BLAS
 kernels gives a new key by itself, so a warm cache can never hide a regression, a model trained
 with other kernels is never loaded, and two checkouts of different code never share a file.
@@ -16,13 +17,10 @@ another key's name never loads as that model). Files are read with ``allow_pickl
 or the path is a file), one warning is given and the model is kept in memory for the rest of
 the process instead.
 """
-import ast
-import functools
 import hashlib
 import inspect
 import json
 import os
-import tempfile
 import textwrap
 import warnings
 from dataclasses import asdict, replace
@@ -34,7 +32,7 @@ from ..arithmetic import fingerprint
 from .._check_args import integer
 from ..parallel import starmap
 from ..progress import Progress
-from .model import ModelConfig, TinyLM
+from .model import TinyLM
 from . import evidence
 from .store import code_files, code_hash, load_model, save_model
 from .train import (PoolSampler, RLConfig, SFTConfig, shape_key, stack_runs, train_rl_many, train_sft,

@@ -480,11 +480,6 @@ class RecordedPolicy:
         return getattr(self.materialize(), name)
 
 
-def as_model(m, keep=True):
-    """``m`` itself, or the ``TinyLM`` behind a ``RecordedPolicy``."""
-    return m.materialize(keep) if isinstance(m, RecordedPolicy) else m
-
-
 def _fn_ident(fn):
     fn = inspect.unwrap(fn)
     mod = getattr(fn, "__module__", "") or ""
