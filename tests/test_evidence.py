@@ -74,8 +74,8 @@ def test_a_prefix_is_the_shorter_run(tmp_path, monkeypatch):
     monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path))
     sft = cache.warmup_model(SFT, verbose=False)
     for kw in ({}, {"algo": "rft"}, {"algo": "ppo", "mu": 2, "kl_coef": 0.1}, {"beta": 0.1, "mu": 2}):
-        _, long = T.train_rl(sft, T.RLConfig(steps=5, n_prompts=2, G=2, **kw), seed=3)
-        _, short = T.train_rl(sft, T.RLConfig(steps=3, n_prompts=2, G=2, **kw), seed=3)
+        _, long = MANY.train_rl_many(sft, [T.RLConfig(steps=5, n_prompts=2, G=2, **kw)], [3])[0]
+        _, short = MANY.train_rl_many(sft, [T.RLConfig(steps=3, n_prompts=2, G=2, **kw)], [3])[0]
         for k in short:
             if k != "time":
                 np.testing.assert_array_equal(np.asarray(long[k])[:3], np.asarray(short[k]), err_msg=f"{kw} {k}")

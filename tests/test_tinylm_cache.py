@@ -10,11 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toy.tinylm import cache
+from toy.tinylm import cache, store
 from toy.tinylm import model as M
-from toy.tinylm import train as T
+from toy.tinylm import many as MANY, train as T
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
+
+
+def _alone(model, cfg, seed=0, reward_fn=None):
+    """One run through the loop every cached and recorded run goes through (``many.train_rl_many``)."""
+    return MANY.train_rl_many(model, [cfg], [seed], reward_fns=[reward_fn], progress=False)[0]
 
 
 def test_cache_roundtrip_and_rebuild(tmp_path, monkeypatch):
@@ -78,7 +83,7 @@ def test_code_files_cover_every_function_training_runs():
     record or the plots, which only re-export or store what training computes."""
     script = """
 import sys
-from toy.tinylm import model as M, train as T
+from toy.tinylm import many as MANY, model as M, train as T
 files = set()
 def prof(frame, event, arg):
     if event == "call":
@@ -89,13 +94,14 @@ sft, _ = T.train_sft(T.SFTConfig(model=TINY, steps=2, batch_size=4), progress=Fa
 for kw in ({}, {"algo": "rft"}, {"algo": "dr_grpo", "beta": 0.1}, {"algo": "ppo", "mu": 2, "kl_coef": 0.1},
            {"mu": 2, "ratio_level": "sequence"}, {"mu": 2, "loss_mode": "cispo", "eps_low": 1.0},
            {"mu": 2, "top_entropy_quantile": 0.5}, {"loss_type": "bnpo", "micro_batch": 2}):
-    T.train_rl(sft, T.RLConfig(steps=2, n_prompts=2, G=2, **kw), seed=0)
+    cfg = T.RLConfig(steps=2, n_prompts=2, G=2, **kw)
+    T.train_rl(sft, cfg, seed=0, progress=False), MANY.train_rl_many(sft, [cfg], [0], progress=False)
 sys.setprofile(None)
 print("\\n".join(sorted(f for f in files if "/toy/" in f)))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     ran = {str(Path(f).resolve()) for f in out}
-    keyed = {str(f) for f in cache.code_files()}
+    keyed = {str(f) for f in store.training_files()}
     assert ran and ran <= keyed, sorted(ran - keyed)
     assert not {n for n in ("cache.py", "evidence.py", "store.py", "figures.py") if any(k.endswith("/" + n) for k in keyed)}
 
@@ -142,7 +148,7 @@ def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monke
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 3
     sft = cache.warmup_model(sft_cfg, verbose=False)
     for (cfg, seed), (policy, hist) in zip(runs, got):
-        want_policy, want_hist = T.train_rl(sft, cfg, seed=seed)
+        want_policy, want_hist = _alone(sft, cfg, seed=seed)
         for k, v in want_hist.items():
             if k != "time":                                   # wall-clock seconds
                 np.testing.assert_array_equal(np.asarray(v, dtype=float), hist[k], err_msg=k)
@@ -198,7 +204,7 @@ def test_jobs_group_runs_by_shape_and_cap_the_stack(monkeypatch):
     names = sorted(r.name() for r in todo)
     jobs = cache._chunks(todo, 2)
     assert sorted(r.name() for job in jobs for r in job) == names
-    assert all(len({T.shape_key(r.cfg) for r in job}) == 1 for job in jobs)
+    assert all(len({MANY.shape_key(r.cfg) for r in job}) == 1 for job in jobs)
     assert max(len(job) for job in jobs) <= cache.MAX_STACK
     assert sum(1 for job in jobs if job[0].cfg.algo == "ppo") >= 2     # 3 PPO runs: both processes
     monkeypatch.setattr(cache, "MAX_STACK", 8)                          # bigger stacks: still every run once
@@ -236,7 +242,7 @@ def test_seeds_over_warmups_start_each_seed_from_its_warmup(tmp_path, monkeypatc
     assert hist["accuracy"].shape == (3, 3) and len(policies) == 3
     sfts = [T.train_sft(replace(base, seed=w))[0] for w in range(3)]
     for i, s in enumerate(seeds):
-        want = T.train_rl(sfts[s % 3], rl_cfg, seed=s)
+        want = _alone(sfts[s % 3], rl_cfg, seed=s)
         _assert_same_run((policies[i], {k: v[i] for k, v in hist.items()}), want)
     # seed 4 with warmups=3 is cached_train_rl from SFTConfig(seed=1): the same file
     _assert_same_run(cache.cached_train_rl(rl_cfg, seed=4, sft_cfg=replace(base, seed=1), verbose=False),
@@ -245,9 +251,9 @@ def test_seeds_over_warmups_start_each_seed_from_its_warmup(tmp_path, monkeypatc
     # warmups=1: every seed from ``base``
     _, h1 = cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base)
     for i, s in enumerate(seeds):
-        np.testing.assert_array_equal(h1["accuracy"][i], T.train_rl(sfts[0], rl_cfg, seed=s)[1]["accuracy"])
+        np.testing.assert_array_equal(h1["accuracy"][i], _alone(sfts[0], rl_cfg, seed=s)[1]["accuracy"])
     # uncached: a list of warm-up models
-    pols, h2 = T.train_rl_seeds(sfts, rl_cfg, seeds)
+    pols, h2 = MANY.train_rl_seeds(sfts, rl_cfg, seeds)
     for k in ("accuracy", "think_share", "loss"):
         np.testing.assert_array_equal(h2[k], hist[k], err_msg=k)
     assert [c.seed for c in cache.warmup_configs(range(10), 3)] == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]
@@ -255,7 +261,7 @@ def test_seeds_over_warmups_start_each_seed_from_its_warmup(tmp_path, monkeypatc
         with pytest.raises(ValueError, match="warmups"):
             cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base, warmups=bad)
     with pytest.raises(ValueError, match="^model"):
-        T.train_rl_seeds([], rl_cfg, seeds)
+        MANY.train_rl_seeds([], rl_cfg, seeds)
 
 
 def test_a_reward_fn_run_is_cached_under_its_source(tmp_path, monkeypatch):
@@ -267,7 +273,7 @@ def test_a_reward_fn_run_is_cached_under_its_source(tmp_path, monkeypatch):
     _, h = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base, reward_fn=_first_right)
     sft = T.train_sft(base)[0]
     for i in (0, 1):
-        want = T.train_rl(sft, rl_cfg, seed=i, reward_fn=_first_right)[1]
+        want = _alone(sft, rl_cfg, seed=i, reward_fn=_first_right)[1]
         np.testing.assert_array_equal(h["loss"][i], want["loss"])
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 2
     _, h_again = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base, reward_fn=_first_right)
@@ -275,7 +281,7 @@ def test_a_reward_fn_run_is_cached_under_its_source(tmp_path, monkeypatch):
     assert cache.Run(rl_cfg, 0, base, _first_right).name() != cache.Run(rl_cfg, 0, base).name()
     _, h_plain = cache.cached_train_rl_seeds(rl_cfg, [0, 1], sft_cfg=base)
     assert len(list(tmp_path.glob("tinylm-rl-*.npz"))) == 4
-    np.testing.assert_array_equal(h_plain["loss"][0], T.train_rl(sft, rl_cfg, seed=0)[1]["loss"])
+    np.testing.assert_array_equal(h_plain["loss"][0], _alone(sft, rl_cfg, seed=0)[1]["loss"])
     with pytest.raises(ValueError, match="reward_fn"):
         cache.cached_train_rl_seeds(rl_cfg, [0], sft_cfg=base, reward_fn=3)
     with pytest.raises(ValueError, match="reward_fn"):

@@ -7,7 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from toy.tinylm import model as M, runs, train as T
+from toy.tinylm import many as MANY, model as M, runs, train as T
 from toy.tinylm.task import EOS, PROMPT_LEN, make_prompts
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
@@ -119,9 +119,9 @@ def test_runs_trained_together_equal_runs_trained_alone():
     ``train_rl`` of that run alone, bit for bit (the default model, so that BLAS blocks matter)."""
     sft = M.TinyLM(seed=0)
     cfgs, seeds = list(CONFIGS.values()), [3, 1, 4, 1]
-    together = T.train_rl_many(sft, cfgs, seeds)
+    together = MANY.train_rl_many(sft, cfgs, seeds)
     for (cfg, seed, name), (policy, hist) in zip(zip(cfgs, seeds, CONFIGS), together):
-        p, h = T.train_rl(sft, cfg, seed=seed)
+        (p, h), = MANY.train_rl_many(sft, [cfg], [seed])
         assert _digest(p) == _digest(policy), name
         for k, v in h.items():
             if k != "time":
@@ -135,9 +135,9 @@ def test_runs_with_beta_or_minibatches_together_equal_alone(cfg):
     """β > 0 (a reference model in the stack) and μ = 2 epochs of 2 minibatches: three seeds
     together, each equal to its run alone."""
     sft = M.TinyLM(TINY, seed=0)
-    together = T.train_rl_many(sft, [cfg] * 3, [0, 1, 2])
+    together = MANY.train_rl_many(sft, [cfg] * 3, [0, 1, 2])
     for seed, (policy, hist) in enumerate(together):
-        p, h = T.train_rl(sft, cfg, seed=seed)
+        (p, h), = MANY.train_rl_many(sft, [cfg], [seed])
         assert _digest(p) == _digest(policy)
         for k, v in h.items():
             if k != "time":
@@ -150,10 +150,10 @@ def test_reward_fns_and_samplers_are_per_run():
     cfg = T.RLConfig(steps=3, n_prompts=4, G=4)
     pool = make_prompts(16, np.random.default_rng(5))[0]
     half = lambda ans, d: 0.5 * T.exact_reward(ans, d)                     # noqa: E731
-    together = T.train_rl_many(sft, [cfg, cfg], [0, 0], reward_fns=[half, None],
+    together = MANY.train_rl_many(sft, [cfg, cfg], [0, 0], reward_fns=[half, None],
                                prompt_samplers=[T.CurriculumSampler(pool), None])
-    alone = [T.train_rl(sft, cfg, 0, reward_fn=half, prompt_sampler=T.CurriculumSampler(pool)),
-             T.train_rl(sft, cfg, 0)]
+    alone = [MANY.train_rl_many(sft, [cfg], [0], reward_fns=[half], prompt_samplers=[T.CurriculumSampler(pool)])[0],
+             MANY.train_rl_many(sft, [cfg], [0])[0]]
     for (p, h), (q, g) in zip(alone, together):
         assert _digest(p) == _digest(q)
         np.testing.assert_array_equal(h["accuracy"], g["accuracy"])
@@ -161,12 +161,12 @@ def test_reward_fns_and_samplers_are_per_run():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda sft: T.train_rl_many(sft, [], []), "cfgs"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "seeds"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1), T.RLConfig(steps=1)], [0, 1]), "cfgs"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1), T.RLConfig(steps=2)], [0, 1]), "cfgs"),
-    (lambda sft: T.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "model"),
-    (lambda sft: T.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fn"),
+    (lambda sft: MANY.train_rl_many(sft, [], []), "cfgs"),
+    (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "seeds"),
+    (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1), T.RLConfig(steps=1)], [0, 1]), "cfgs"),
+    (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1), T.RLConfig(steps=2)], [0, 1]), "cfgs"),
+    (lambda sft: MANY.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "model"),
+    (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fn"),
     (lambda sft: runs.Stack([]), "models"),
     (lambda sft: runs.Stack([sft, M.TinyLM(TINY)]), "models"),
 ])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from toy import rl
-from toy.tinylm import model as M, rewards, task, train as T
+from toy.tinylm import many as MANY, model as M, rewards, task, train as T
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 
@@ -224,12 +224,12 @@ def test_ppo_targets_naive_loop():
     values = rng.normal(size=(5, 6)).astype(np.float32)
     mask = (rng.random((5, 6)) < 0.6).astype(np.float32)
     mask[:, -1] = 1
-    ret, adv = T._ppo_targets(reward, values, mask)
+    ret, adv = rl.ppo_targets(reward, values, mask)
     ref_ret, ref_adv = _naive_ppo(reward, values, mask)
     np.testing.assert_array_equal(ret, ref_ret)
     np.testing.assert_allclose(adv, ref_adv, rtol=1e-6, atol=1e-6)
     # by hand: V = 0, one answer right (3 tokens) and one wrong (1 token): mean 3/4, std √3/4
-    ret, adv = T._ppo_targets(np.array([1.0, 0.0]), np.zeros((2, 3)), np.array([[1, 1, 1], [1, 0, 0.]]))
+    ret, adv = rl.ppo_targets(np.array([1.0, 0.0]), np.zeros((2, 3)), np.array([[1, 1, 1], [1, 0, 0.]]))
     np.testing.assert_allclose(adv[0], (1 - 0.75) / (math.sqrt(3) / 4 + 1e-8))
     np.testing.assert_allclose(adv[1], -0.75 / (math.sqrt(3) / 4 + 1e-8))
 
@@ -238,7 +238,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
     """In ``train_rl`` (PPO) every update of a batch gets the normalised advantages of R − V(π_old),
     and the value loss is ½·token-mean of (V − R)², R each answer's reward, at every step."""
     rollouts, targets, calls = [], [], []
-    real_rollout, real_targets, real_loss = T._scored, T._ppo_targets, T.rl.policy_loss
+    real_rollout, real_targets, real_loss = T._scored, T.rl.ppo_targets, T.rl.policy_loss
 
     def rec_rollout(*a, **k):
         rollouts.append(real_rollout(*a, **k))
@@ -253,7 +253,7 @@ def test_train_rl_ppo_uses_the_targets_in_both_losses(monkeypatch, sft_model):
         return real_loss(logp, old_logp, adv, mask, *a, **k)
 
     monkeypatch.setattr(T, "_scored", rec_rollout)
-    monkeypatch.setattr(T, "_ppo_targets", rec_targets)
+    monkeypatch.setattr(T.rl, "ppo_targets", rec_targets)
     monkeypatch.setattr(T.rl, "policy_loss", rec_loss)
     m = sft_model
     cfg = T.RLConfig(algo="ppo", steps=3, n_prompts=16, G=8, mu=2, lr=0.01)
@@ -330,9 +330,9 @@ def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_t
     real_rollout, real_loss = T._scored, T.rl.policy_loss
     monkeypatch.setattr(T, "_scored", lambda *a, **k: rollouts.append(real_rollout(*a, **k)) or rollouts[-1])
 
-    def rec_loss(logp, old_logp, adv, mask, lt, eps_low, eps_high, beta, ref_logp, ml):
-        calls.append((np.array(adv), np.array(mask), lt, ml))
-        return real_loss(logp, old_logp, adv, mask, lt, eps_low, eps_high, beta, ref_logp, ml)
+    def rec_loss(logp, old_logp, adv, mask, **k):
+        calls.append((np.array(adv), np.array(mask), k["loss_type"], k["max_len"]))
+        return real_loss(logp, old_logp, adv, mask, **k)
 
     monkeypatch.setattr(T.rl, "policy_loss", rec_loss)
     G = 8
@@ -415,7 +415,7 @@ def test_distinct_rows_give_the_full_batch_loss_and_gradient():
     m.backward(M.token_logprobs_backward(probs, seqs[:, 1:], dlp))
     g1 = {k: v.copy() for k, v in m.named_grads().items()}
 
-    rows = T.DistinctRows(seqs, adv != 0)
+    rows = MANY.DistinctRows(seqs, adv != 0)
     assert len(rows.seqs) == 7                                               # 8 needed, 1 repeat
     np.testing.assert_array_equal(rows.seqs[rows.index[adv != 0]], seqs[adv != 0])
     lp_u, probs_u = M.token_logprobs(m.forward(rows.seqs[:, :-1]), rows.seqs[:, 1:])
@@ -511,11 +511,13 @@ def test_minibatch_epochs_match_a_naive_loop(monkeypatch, algo, kw):
     cfg = T.RLConfig(algo=algo, steps=1, n_prompts=4, G=4, mu=2, n_minibatches=3, lr=1e-2, **kw)
     want, n_steps = _naive_minibatch_step(m, cfg, seed=3)
     full, _ = T.train_rl(m, dataclasses.replace(cfg, n_minibatches=1), seed=3, reward_fn=_half)
-    used = _recording_stack_adam(monkeypatch)
+    used, used_many = _recording_adam(monkeypatch), _recording_stack_adam(monkeypatch)
     got, h = T.train_rl(m, cfg, seed=3, reward_fn=_half)
-    assert 0 < h["reward"][0] < 1 and len(used) == n_steps == 6
+    (got_many, h_many), = MANY.train_rl_many(m, [cfg], [3], reward_fns=[_half])      # the loop of the record
+    assert 0 < h["reward"][0] < 1 and len(used) == len(used_many) == n_steps == 6
     for k, v in want.state_dict().items():    # float64 rounding, amplified where Adam divides a tiny gradient by its size
         np.testing.assert_allclose(got.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
+        np.testing.assert_allclose(got_many.state_dict()[k], v, rtol=1e-6, atol=1e-8, err_msg=k)
     assert not all(np.allclose(v, got.state_dict()[k]) for k, v in full.state_dict().items())  # ≠ full batch
 
 # ----------------------------------------------------------------------------- the loss variants
@@ -655,7 +657,7 @@ def test_lm_ppo_advantages_are_gae_of_the_shaped_reward(monkeypatch):
         calls.append((rewards, mask))
         return real_gae(rewards, values, mask, gamma, lam)
 
-    monkeypatch.setattr(rl, "gae", spy)
+    monkeypatch.setattr(rl.ppo, "gae", spy)                   # what rl.ppo_targets calls
     m = tiny_model()
     T.train_rl(m, T.RLConfig(algo="ppo", steps=2, n_prompts=2, G=2, kl_coef=0.5, lr=1e-2), seed=0)
     assert len(calls) == 2
@@ -742,9 +744,9 @@ BAD_INPUTS = [
     (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),
     (T.rollout, ("model", _D, 2, _RNG), {}, "model"),
     (T.rollout, (_LM, _D, 2, None), {}, "rng"),
-    (T.DistinctRows, (np.ones((2, 12), int), [True]), {}, "needed"),
-    (T.DistinctRows, (np.ones((2, 12), int), [1, 0]), {}, "needed"),
-    (T.DistinctRows, (np.ones(12, int), [True]), {}, "seqs"),
+    (MANY.DistinctRows, (np.ones((2, 12), int), [True]), {}, "needed"),
+    (MANY.DistinctRows, (np.ones((2, 12), int), [1, 0]), {}, "needed"),
+    (MANY.DistinctRows, (np.ones(12, int), [True]), {}, "seqs"),
     (T.CurriculumSampler, ([],), {}, "pool"),
     (T.CurriculumSampler, (5,), {}, "pool"),
     (T.CurriculumSampler, (_D,), {"init": 2}, "init"),
@@ -753,7 +755,7 @@ BAD_INPUTS = [
     (T.CurriculumSampler(_D), (0, _RNG), {}, "n"),
     (T.CurriculumSampler(_D), (2, None), {}, "rng"),
     (T.CurriculumSampler(_D).update, (np.ones((2, 4)),), {}, "rewards"),     # before any draw
-    (T.train_rl, ("model",), {}, "model"),
+    (T.train_rl, ("model",), {}, "policy"),
     (T.train_rl, (_LM, {"steps": 1}), {}, "cfg"),
     (T.train_rl, (_LM,), {"seed": -1}, "seed"),
     (T.train_rl, (_LM,), {"callback": "print"}, "callback"),

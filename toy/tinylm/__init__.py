@@ -35,8 +35,8 @@ from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
-from .train import (CurriculumSampler, PoolSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl,
-                    train_rl_many, train_rl_seeds, train_sft)
+from .many import train_rl_many, train_rl_seeds
+from .train import CurriculumSampler, PoolSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl, train_sft
 
 __all__ = [
     "Run", "RecordedPolicy", "measured", "use_record", "PoolSampler",

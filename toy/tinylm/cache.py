@@ -35,8 +35,8 @@ from ..progress import Progress
 from .model import TinyLM
 from . import evidence
 from .store import code_files, code_hash, load_model, save_model
-from .train import (PoolSampler, RLConfig, SFTConfig, shape_key, stack_runs, train_rl_many, train_sft,
-                    watching)
+from .many import shape_key, stack_runs, train_rl_many
+from .train import PoolSampler, RLConfig, SFTConfig, train_sft, watching
 
 __all__ = ["cache_dir", "code_files", "code_hash", "config_hash", "save_model", "load_model", "warmup_model", "Run",
            "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds", "warmup_configs", "sft_spec"]

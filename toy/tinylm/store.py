@@ -62,7 +62,8 @@ def code_files(module_file=None):
     """Every toy source file that ``module_file`` (default ``toy/tinylm/train.py``) depends on:
     its imports, followed transitively, and the ``__init__`` files of the packages on the way
     (their own text: importing runs them; what they import in turn is not followed, so that the
-    cache, the record and the plots, which ``toy.tinylm`` re-exports, do not key the training)."""
+    cache, the record and the plots, which ``toy.tinylm`` re-exports, do not key the training).
+    A package imported as a whole (``from .. import rl``) is followed into its modules."""
     todo = [Path(module_file or Path(__file__).with_name("train.py")).resolve()]
     seen, inits = set(), set()
     while todo:
@@ -70,17 +71,18 @@ def code_files(module_file=None):
         if f in seen:
             continue
         seen.add(f)
-        deps = _imported_toy_files(f)
-        inits |= _package_inits(f) | {g for g in deps if g.name == "__init__.py"}
-        todo.extend(g for g in deps - seen if g.name != "__init__.py")
+        deps, on_the_way = _imported_toy_files(f), _package_inits(f)
+        inits |= on_the_way | {g for g in deps if g.name == "__init__.py"}
+        todo.extend(g for g in deps - seen if g.name != "__init__.py" or g not in on_the_way)
     return sorted(seen | inits)
 
 
 def training_files():
-    """The files that determine a run: ``code_files`` of ``train.py`` and of ``rewards.py`` (the
-    reward terms a notebook's reward function is built from)."""
+    """The files that determine a run: ``code_files`` of ``many.py`` (the loop every cached and
+    recorded run goes through), of ``train.py`` and of ``rewards.py`` (the reward terms a
+    notebook's reward function is built from)."""
     here = Path(__file__).parent
-    return sorted(set(code_files(here / "train.py")) | set(code_files(here / "rewards.py")))
+    return sorted(set().union(*(code_files(here / f) for f in ("many.py", "train.py", "rewards.py"))))
 
 
 @functools.lru_cache(maxsize=None)

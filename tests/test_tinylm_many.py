@@ -1,0 +1,52 @@
+"""``many.train_rl_many``, the loop every cached and recorded run goes through, is the textbook
+``train.train_rl`` run by run: the same samples, records and parameters, to float64 rounding, for
+every algorithm and every loss variant (a run's sampled answers would differ at the first token
+whose probability moved by a rounding: the histories are equal, not close)."""
+import inspect
+
+import numpy as np
+import pytest
+
+from toy.tinylm import cache, many as MANY, train as T
+
+BASE = dict(steps=3, n_prompts=4, G=4, lr=3e-2)
+CASES = {
+    "grpo": {}, "dr_grpo": dict(algo="dr_grpo"), "rft": dict(algo="rft"), "ppo": dict(algo="ppo", mu=2),
+    "lm-ppo, minibatches": dict(algo="ppo", kl_coef=0.1, mu=2, n_minibatches=2),
+    "grpo, beta": dict(beta=0.1, mu=2), "dapo, minibatches": dict(mu=3, n_minibatches=2, eps_high=0.28, loss_type="dapo"),
+    "gspo": dict(mu=3, ratio_level="sequence"), "cispo": dict(mu=3, loss_mode="cispo", eps_low=1.0, eps_high=4.0),
+    "delta": dict(mu=3, delta=1.5), "top entropy": dict(mu=2, top_entropy_quantile=0.5),
+    "bnpo": dict(mu=2, loss_type="bnpo", micro_batch=4), "kl bias correction": dict(beta=0.1, kl_bias_correction=True, mu=2),
+}
+
+
+@pytest.fixture(scope="module")
+def sft64():
+    """The book's SFT warm-up in float64 (an untrained model gets every answer wrong: no gradient)."""
+    return cache.warmup_model(verbose=False).copy().astype(np.float64)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_train_rl_many_is_train_rl_run_by_run(sft64, name):
+    cfg = T.RLConfig(**BASE, **CASES[name])
+    p1, h1 = T.train_rl(sft64, cfg, seed=1, progress=False)
+    (p2, h2), _ = MANY.train_rl_many(sft64, [cfg, cfg], [1, 2], progress=False)      # among another run
+    assert h1.keys() == h2.keys()
+    for k in h1:
+        if k != "time":
+            np.testing.assert_allclose(h1[k], h2[k], rtol=1e-8, atol=1e-10, err_msg=k)
+    for k, v in p1.state_dict().items():
+        np.testing.assert_allclose(p2.state_dict()[k], v, rtol=1e-7, atol=1e-9, err_msg=k)
+    moved = max(np.abs(p1.state_dict()[k] - v).max() for k, v in sft64.state_dict().items())
+    assert moved > 1e-3                                       # the runs trained: the test can fail
+
+
+def test_train_rl_is_the_textbook_loop():
+    """§III.5 prints ``train_rl``: at most 60 lines, and the only functions it calls are the
+    equations (``rl``), the model, the sampler, Adam and its records."""
+    src = inspect.getsource(T.train_rl)
+    assert len(src.splitlines()) <= 60
+    assert "runs." not in src and "Stack" not in src          # the textbook model, not the speed path
+    for name in ("rollout", "rl.advantages", "rl.policy_loss", "rl.ppo_targets", "rl.value_loss",
+                 "token_logprobs", ".backward(", "opt.step("):
+        assert name in src, name
