@@ -13,7 +13,7 @@ import pytest
 
 from toy import tinylm
 from toy.tinylm import cache, evidence, rewards, task
-from toy.tinylm import model as M
+from toy.tinylm import many as MANY, model as M
 from toy.tinylm import train as T
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -438,7 +438,7 @@ def test_record_counts_the_groups_with_all_equal_rewards_by_hand():
     ro = T.Rollout(None, None, None, None, reward, (reward == 1).astype(float), think, chain_ok,
                    np.full(18, 3.0), G=3)
     groups = reward.reshape(6, 3).tolist()
-    rec = T._record(ro, reward_fn=lambda a, d: None)
+    rec = T.sample_record(ro, reward_fn=lambda a, d: None)
     assert rec["all_right"] == sum(g == [1, 1, 1] for g in groups) / 6 == 1 / 6
     assert rec["all_wrong"] == sum(g == [0, 0, 0] for g in groups) / 6 == 2 / 6
     assert rec["accuracy"] == 7 / 18 and rec["think_share"] == 7 / 18 and rec["chain_acc"] == 4 / 7

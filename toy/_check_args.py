@@ -164,6 +164,14 @@ def same_shape(a, b, name_a, name_b):
         raise ValueError(f"{name_a} and {name_b} must have the same shape, got {a.shape} and {b.shape}")
 
 
+def mask01(mask, name="mask"):
+    """``mask`` as a 2-d array of 0s and 1s, or a ValueError naming it."""
+    m = as_array(mask, name, ndim=2)
+    if not np.all((m == 0) | (m == 1)):
+        raise ValueError(f"{name} must contain only 0 and 1")
+    return m
+
+
 def one_of(x, name, options):
     if not isinstance(x, str) or x not in options:
         raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")

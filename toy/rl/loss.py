@@ -6,15 +6,10 @@ Shapes: ``(N, T)`` = sequences × tokens."""
 import numpy as np
 
 from ..prob import log_softmax
-from .._check_args import (as_array, broadcast, checked, exponent, finite_result, nonempty, nonneg, one_of, positive,
+from .._check_args import (as_array, mask01, broadcast, checked, exponent, finite_result, nonempty, nonneg, one_of, positive,
                            real, same_shape)
 
 
-def _mask01(mask, name="mask"):
-    m = as_array(mask, name, ndim=2)
-    if not np.all((m == 0) | (m == 1)):
-        raise ValueError(f"{name} must contain only 0 and 1")
-    return m
 
 
 # ============================================================================ PPO's clipped surrogate
@@ -227,7 +222,7 @@ LOSS_MODES = ("clip", "cispo")
 def _check_sequence_log_ratio(logp, old_logp, mask):
     lp = as_array(logp, "logp", ndim=2)                     # (N, T)
     old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(old, lp, "old_logp", "logp"), same_shape(m, lp, "mask", "logp")
     if np.any(m.sum(axis=1) == 0):
         raise ValueError("mask has a sequence with no generated tokens; its sequence ratio is undefined")
@@ -311,7 +306,7 @@ def two_sided_surrogate_grad(ratio, adv, eps_low=0.2, eps_high=None, delta=None)
 
 
 def _check_bnpo_weights(mask, micro_batch):
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     N = len(m)
     b = N if micro_batch is None else int(real(micro_batch, "micro_batch", 1, N))
     if micro_batch is not None and (b != micro_batch or N % b):
@@ -356,7 +351,7 @@ def token_entropy(logits):
 
 def _check_high_entropy_mask(entropy, mask, top_quantile):
     h = as_array(entropy, "entropy", ndim=2)                # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(h, m, "entropy", "mask")
     q = real(top_quantile, "top_quantile", 0, 1)
     if m.sum() == 0:
@@ -385,7 +380,7 @@ def _check_policy_loss(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, 
                        ratio_level, loss_mode, delta, micro_batch, pg_mask, kl_bias_correction):
     lp = as_array(logp, "logp", ndim=2)                     # (N, T)
     old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(old, lp, "old_logp", "logp"), same_shape(m, lp, "mask", "logp")
     a = as_array(adv, "adv")
     if a.shape not in (lp.shape, lp.shape[:1]):
@@ -407,7 +402,7 @@ def _check_policy_loss(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, 
     if beta > 0 and (ref_logp is None or np.shape(ref_logp) != lp.shape):
         raise ValueError(f"ref_logp must be given with shape {lp.shape} when beta > 0")
     if pg_mask is not None:
-        new["pg_mask"] = _mask01(pg_mask, "pg_mask")
+        new["pg_mask"] = mask01(pg_mask, "pg_mask")
         same_shape(new["pg_mask"], m, "pg_mask", "mask")
     if kl_bias_correction not in (True, False):
         raise ValueError(f"kl_bias_correction must be True or False, got {kl_bias_correction!r}")

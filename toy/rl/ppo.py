@@ -3,8 +3,8 @@ estimation, the normalised advantages and returns a critic is trained on (``ppo_
 and the value loss. Shapes: ``(N, T)`` = sequences × tokens."""
 import numpy as np
 
-from .._check_args import as_array, checked, finite_result, flag, nonneg, same_shape, size
-from .loss import _mask01, aggregate_weights
+from .._check_args import as_array, checked, finite_result, flag, mask01, nonneg, same_shape, size
+from .loss import aggregate_weights
 
 
 # ============================================================================ LM-PPO: shaped rewards, GAE
@@ -15,7 +15,7 @@ MAX_TOKENS = 10**5          # gae's backward loop runs once per token position, 
 
 def _check_kl_shaped_rewards(kl, score, mask, beta, clamp):
     k = as_array(kl, "kl", ndim=2)                          # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(k, m, "kl", "mask")
     s = as_array(score, "score", ndim=1)                    # (N,)
     if len(s) != len(m):
@@ -51,7 +51,7 @@ def kl_shaped_rewards(kl, score, mask, beta, clamp=True):
 def _check_gae(rewards, values, mask, gamma, lam):
     r = as_array(rewards, "rewards", ndim=2)                # (N, T)
     v = as_array(values, "values", ndim=2)                  # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(r, m, "rewards", "mask")
     same_shape(v, m, "values", "mask")
     new = {"rewards": r, "values": v, "mask": m}
@@ -93,7 +93,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 # ============================================================================ PPO's targets and value loss
 def _check_ppo_targets(rewards, values, mask):
     v = as_array(values, "values", ndim=2)                  # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(v, m, "values", "mask")
     r = as_array(rewards, "rewards")
     if r.shape not in (m.shape, m.shape[:1]):
@@ -128,7 +128,7 @@ def ppo_targets(rewards, values, mask):
 
 def _check_value_loss(values, returns, mask, vf_coef):
     v = as_array(values, "values", ndim=2)                  # (N, T)
-    m = _mask01(mask)                                       # (N, T)
+    m = mask01(mask)                                       # (N, T)
     same_shape(v, m, "values", "mask")
     r = as_array(returns, "returns", ndim=2)
     same_shape(r, m, "returns", "mask")

@@ -5,8 +5,10 @@ RL on a right/wrong reward alone, to think before it answers.
 - ``toy.tinylm.model``     the transformer (hand-written backward per layer), KV-cache sampling, Adam
 - ``toy.tinylm.runs``      the speed path: R runs at once (stacked parameters), each GRPO prompt
                            once per group, each distinct answer once
-- ``toy.tinylm.train``     SFT warm-up (``train_sft``); RL: GRPO, Dr. GRPO, RFT, PPO through one rollout path;
-                           ``train_rl_many``: many runs at once, each equal to the run alone
+- ``toy.tinylm.train``     SFT warm-up (``train_sft``); RL: GRPO, Dr. GRPO, RFT, PPO in one textbook loop
+                           (``train_rl``: one run on one ``TinyLM``)
+- ``toy.tinylm.many``      ``train_rl_many``: that loop for many runs at once on the speed path, each
+                           equal to ``train_rl``'s run (what every cached and recorded run goes through)
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
 - ``toy.tinylm.cache``     the SFT model and RL runs cached on disk (``warmup_model()``, ``cached_train_rl_seeds``)
 - ``toy.tinylm.evidence``  the book's evidence record: Part III's runs computed once, committed in

@@ -354,7 +354,7 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
     trained together and cached. A run is a ``Run``, or ``(rl_cfg, seed)``, or
     ``(rl_cfg, seed, sft_cfg)`` to start from another warm-up than ``sft_cfg``, or
     ``(rl_cfg, seed, sft_cfg, reward_fn)`` (``reward_fn`` keyed by its source). Runs whose configs
-    share ``train.shape_key`` go through ``train_rl_many`` as one stack (each run bit for bit what
+    share ``many.shape_key`` go through ``train_rl_many`` as one stack (each run bit for bit what
     it is alone), split over ``processes`` worker processes, at most ``MAX_STACK`` runs a stack;
     each process stores its runs in the disk cache. Where the cache is not writable, everything is
     trained here. A progress bar counts the run-steps and estimates the time left."""

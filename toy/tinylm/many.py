@@ -21,8 +21,8 @@ from .._check_args import flag, function, instance, int_array, integer, seed as 
 from . import runs
 from .model import TinyLM
 from .task import PROMPT_LEN
-from .train import (RLConfig, _bar, _close, _log, _record, _shaped, draw_problems, entropy, mean_stats, minibatches,
-                    rollout, update_stats)
+from .train import (RLConfig, close_bar, draw_problems, entropy, lm_ppo_reward, log_step, mean_stats, minibatches,
+                    progress_bar, rollout, sample_record, update_stats)
 
 __all__ = ["train_rl_many", "train_rl_seeds", "shape_key", "stack_runs", "DistinctRows"]
 
@@ -44,12 +44,12 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref: the start
     opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
     histories, t0 = [{} for _ in cfgs], time.time()
-    bar = _bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
+    bar = progress_bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
     for step in range(c0.steps):
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = [draw_problems(c, rng, ps) for c, rng, ps in zip(cfgs, rngs, samplers)]
         ros = rollout(policy, digits, G, rngs, [c.temperature for c in cfgs], reward_fns)
-        recs = [_record(ro, f, ps) for ro, f, ps in zip(ros, reward_fns, samplers)]
+        recs = [sample_record(ro, f, ps) for ro, f, ps in zip(ros, reward_fns, samplers)]
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         if not ppo:
             batches = [_answers(ro, rl.advantages(ro.reward.reshape(-1, G), c.algo).ravel(), c)
@@ -62,15 +62,15 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
         if ppo:                                                         # ... or (PPO) one per token, on V(s_t)
             for b, ro, c, rec, (lp, V) in zip(batches, ros, cfgs, recs, _logprobs_many(policy, batches, value=True)):
                 b.old_logp = lp
-                r = ro.reward if c.kl_coef == 0 else _shaped(ro.reward, b.old_logp - b.ref_logp, ro.mask, c, rec)
+                r = ro.reward if c.kl_coef == 0 else lm_ppo_reward(ro.reward, b.old_logp - b.ref_logp, ro.mask, c, rec)
                 b.ret, b.adv = rl.ppo_targets(r, V, ro.mask)
         # 3. update: μ epochs of Adam steps on rl.policy_loss (+ PPO's value loss)
         for rec, stats, c in zip(recs, _update(policy, opt, batches, cfgs, rngs), cfgs):
             rec.update(mean_stats(stats, c, ppo), time=time.time() - t0)
         for rec, history, cb in zip(recs, histories, callbacks):
-            _log(history, step, rec, cb, verbose)
+            log_step(history, step, rec, cb, verbose)
         bar.update(len(cfgs))
-    _close(progress, bar)
+    close_bar(progress, bar)
     return [(policy.model(r), history) for r, history in enumerate(histories)]
 
 

@@ -13,7 +13,7 @@ returns a tape that ``backward`` takes.
 What is computed, and how it stays each run's own:
 
 - **Training rows** (``Layout``): each run trains on its own distinct sequences, rows that
-  share a prompt consecutive (``train.DistinctRows``). A run's rows go through the model *flat*:
+  share a prompt consecutive (``many.DistinctRows``). A run's rows go through the model *flat*:
   each prompt once (``P`` positions), then each row's answer positions; runs with fewer rows
   are padded with rows whose gradient is exactly 0. Attention is the only layer that mixes
   positions: an answer attends to its prompt's keys and values, then to its own, and the

@@ -109,7 +109,7 @@ def train_sft(cfg=None, callback=None, progress=None):
     model = TinyLM(cfg.model, seed=cfg.seed)
     opt = Adam(cfg.lr)
     hist = {"step": [], "loss": []}
-    bar = _bar(progress, cfg.steps, "SFT warm-up", "steps")
+    bar = progress_bar(progress, cfg.steps, "SFT warm-up", "steps")
     for step in range(cfg.steps):
         # 1. data: the teacher's answers to a fresh batch of problems
         digits, prompts = make_prompts(cfg.batch_size, rng, cfg.min_digits)
@@ -126,18 +126,18 @@ def train_sft(cfg=None, callback=None, progress=None):
         if callback:
             callback(step, float(loss))
         bar.update()
-    _close(progress, bar)
+    close_bar(progress, bar)
     return model, hist
 
 
-def _bar(progress, total, what, unit):
+def progress_bar(progress, total, what, unit):
     """The bar to count with: ``progress`` itself, a new ``Progress`` (None), or a silent one (False)."""
     if progress is None:
         return Progress(total, what, unit)
     return progress if progress is not False else Progress(total, what, unit, after=float("inf"))
 
 
-def _close(progress, bar):
+def close_bar(progress, bar):
     if progress is None:
         bar.close()
 
@@ -393,18 +393,24 @@ def _check_train_rl(policy, cfg, seed, reward_fn, prompt_sampler, callback, verb
 @single_thread_blas
 def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, callback=None, verbose=False,
              progress=None):
-    """RL fine-tuning of a copy of ``policy``: each step samples and scores a batch, computes the
-    advantages, and takes μ epochs of Adam steps on ``rl.policy_loss``. Returns ``(policy, history)``."""
+    """RL fine-tuning of a copy of ``policy`` with ``cfg.algo``, one batch a step: sample and score
+    (``reward_fn(answer tokens, digits)`` → (N,), default: the verifier; ``prompt_sampler(n, rng)``
+    → the problems), advantages, μ epochs of Adam steps on ``rl.policy_loss``. Returns ``(policy,
+    history)``, per step: ``accuracy`` (the verifier's), ``think_share``, ``mean_length``,
+    ``chain_acc``, ``all_right``/``all_wrong`` (groups with no signal), ``loss``, ``clip_frac``,
+    where they apply ``reward``, ``kl``, ``value_loss``, LM-PPO's ``score``/``kl_reward``/
+    ``total_reward``, ``ratio_dev``/``ratio_max``; and ``time``. ``callback(step, record)``."""
     rng, ppo = np.random.default_rng(seed), cfg.algo == "ppo"
     ref, policy = policy.copy(), policy.copy()                             # π_ref: the start, kept
     if ppo:
         policy.add_value_head()                                            # PPO's critic V(s_t)
-    opt, history, bar, t0 = Adam(cfg.lr, grad_clip=cfg.grad_clip), {}, _bar(progress, cfg.steps, cfg.algo, "steps"), time.time()
+    opt, history, t0 = Adam(cfg.lr, grad_clip=cfg.grad_clip), {}, time.time()
+    bar = progress_bar(progress, cfg.steps, cfg.algo, "steps")
     for step in range(cfg.steps):
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = draw_problems(cfg, rng, prompt_sampler)
         ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        rec, ref_logp, old_logp = _record(ro, reward_fn, prompt_sampler), None, None
+        rec, ref_logp, old_logp = sample_record(ro, reward_fn, prompt_sampler), None, None
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         x, y, mask = ro.seqs[:, :-1], ro.seqs[:, 1:], ro.mask                  # inputs, next tokens, answer tokens
         if not ppo:
@@ -416,7 +422,7 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
         if ppo:                                                            # ... or (PPO) per token, on V(s_t)
             logits, values = policy.forward(x, value=True)
             old_logp = token_logprobs(logits, y)[0]
-            r = ro.reward if cfg.kl_coef == 0 else _shaped(ro.reward, old_logp - ref_logp, mask, cfg, rec)
+            r = ro.reward if cfg.kl_coef == 0 else lm_ppo_reward(ro.reward, old_logp - ref_logp, mask, cfg, rec)
             ret, adv = rl.ppo_targets(r, values, mask)
         elif cfg.n_minibatches > 1 and len(x):
             old_logp = token_logprobs(policy.forward(x), y)[0]             # π_old before the first step
@@ -437,9 +443,9 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
                 opt.step(policy)
                 stats.append(update_stats(loss, vloss, logp, old_logp[i], adv[i], mask[i], ref_i, cfg))
         rec.update(mean_stats(stats, cfg, ppo), time=time.time() - t0)
-        _log(history, step, rec, callback, verbose)
+        log_step(history, step, rec, callback, verbose)
         bar.update()
-    _close(progress, bar)
+    close_bar(progress, bar)
     return policy, history
 
 
@@ -464,7 +470,7 @@ def entropy(probs):
     return -(probs * np.log(np.where(probs > 0, probs, 1))).sum(axis=-1)
 
 
-def _shaped(reward, kl, mask, cfg, rec):
+def lm_ppo_reward(reward, kl, mask, cfg, rec):
     """LM-PPO's (AlpacaFarm) per-token reward, ``rl.kl_shaped_rewards`` (β = ``kl_coef``,
     KL_t = log π_old − log π_ref on the sampled tokens), recording ``score``, ``total_reward``
     and ``kl_reward`` (the mean over answers of Σ_t −β·KL_t) in ``rec``."""
@@ -512,7 +518,7 @@ def mean_stats(stats, cfg, ppo):
             for k in keys}
 
 
-def _record(ro, reward_fn, prompt_sampler=None):
+def sample_record(ro, reward_fn, prompt_sampler=None):
     """What step 1 sampled: the verifier's accuracy, the answers' format and length, and the
     shares of groups with no signal (``toy.rl.mixed_groups``), their G rewards all 1 or all 0.
     A curriculum (a ``prompt_sampler`` with ``update``) learns the success rates from the rewards."""
@@ -535,7 +541,7 @@ def _record(ro, reward_fn, prompt_sampler=None):
     return rec
 
 
-def _log(history, step, rec, callback, verbose):
+def log_step(history, step, rec, callback, verbose):
     """Append a step's record to ``history``; call ``callback(step, rec)``; print it if ``verbose``."""
     for k, v in rec.items():
         history.setdefault(k, []).append(v)
