@@ -162,12 +162,14 @@ def test_checked_checks_and_normalises_at_the_boundary():
     assert _scale.check is _check_scale and _scale.__wrapped__(np.ones(1), -1.0)[0] == -1.0
 
 
-def test_checked_trusts_callers_inside_toy():
-    """A call from a module of the toy package skips the check (its caller checked its input)."""
-    inside = {"__name__": "toy.somewhere", "f": _scale}
-    assert eval("f([1.0], -1)", inside) == []                           # unchecked: a list times -1
-    with pytest.raises(ValueError):
-        eval("f([1.0], -1)", {"__name__": "a_notebook", "f": _scale})
+def test_checked_checks_every_caller_alike():
+    """The same call is checked wherever it comes from (a notebook or a module of the toy package:
+    no caller sniffing); ``.equation`` is the function without its checks, for a caller that has
+    checked its input."""
+    for caller in ("toy.somewhere", "a_notebook"):
+        with pytest.raises(ValueError, match="k"):
+            eval("f([1.0], -1)", {"__name__": caller, "f": _scale})
+    assert _scale.equation([1.0], -1) == []                             # unchecked: a list times -1
 
 
 def test_show_displays_the_equation_without_the_decorator():

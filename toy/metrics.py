@@ -3,8 +3,7 @@ solve probability), maj@k, entropy; the mean and standard error over seeds (``me
 the paired difference of two arms run on the same seeds (``paired_diff``).
 
 Each public function is its formula alone; its argument checks are the ``_check_<name>`` function
-above it (``@checked``: they run once, when a user calls it; a call from inside ``toy`` trusts its
-caller)."""
+above it (``@checked``: they run on every call, whoever calls)."""
 import numpy as np
 from ._check_args import MAX_ELEMENTS, MAX_LOOP, as_array, checked, int_array, integer, seed as _seed, size
 

@@ -1,8 +1,7 @@
 r"""Small probability helpers shared by every model in `toy`: sigmoid, softmax, sampling.
 
 Each public function is its formula alone; its argument checks are the ``_check_<name>`` function
-above it (``@checked``: they run once, when a user calls it; a call from inside ``toy`` trusts its
-caller)."""
+above it (``@checked``: they run on every call, whoever calls)."""
 import numpy as np
 
 from ._check_args import as_array, checked, int_array, positive, probabilities, random_source

@@ -19,8 +19,7 @@ Every trainer *descends a loss*. The loss and its gradient with respect to the
 log-probabilities come from :mod:`toy.rl` (:func:`toy.rl.policy_loss`,
 :func:`toy.rl.advantages`, :func:`toy.rl.aggregate_weights`); the only calculus here is the
 model's chain rule from ∂L/∂log π to Δ, :func:`toy.prob.log_softmax_table_grad`. Each public
-function checks its arguments once (``toy._check_args.checked``); calls from inside ``toy`` trust
-their caller. Shapes: B groups (problems) × G samples × L steps.
+function checks its arguments on every call (``toy._check_args.checked``). Shapes: B groups (problems) × G samples × L steps.
 """
 from dataclasses import dataclass, replace
 

@@ -20,10 +20,9 @@ feedback tokens by the environment (``m_t = 0``) — the lecture's §6 mask.
 dynamic programming over states, so J(θ) and ∇J(θ) are exact (no sampling) and Monte Carlo
 estimates can be checked against them.
 
-A note on the lecture's "2^4 = 16": with higher/lower/*correct* feedback, k guesses can
-find at most 1 + 2 + ... + 2^(k-1) = 2^k − 1 numbers (a guess that misses must still be
-spent). With 4 guesses no policy wins all 16 targets: the best success rate is 15/16
-(see :func:`optimal_values`), and binary search reaches it.
+On the lecture's "2^4 = 16": k guesses with higher/lower/*correct* feedback find at most
+2^k − 1 numbers, so no policy wins all 16 targets: the best is 15/16 (:func:`optimal_values`),
+which binary search reaches.
 """
 from dataclasses import dataclass
 
@@ -33,15 +32,12 @@ from .._check_args import as_array, broadcast, checked, flag, generator, instanc
 from ..prob import inverse_cdf, log_softmax, softmax
 
 __all__ = [
-    "N", "T", "S", "A", "HIGHER", "LOWER", "FOUND", "NONE", "FEEDBACK_NAMES",
-    "state_index", "state_of", "feedback_for", "narrow", "Trajectories", "play", "rollout", "replay",
-    "state_after",
-    "policy_probs", "greedy_policy", "binary_search_policy", "linear_scan_policy",
-    "uniform_policy", "uniform_feasible_policy", "weak_prior", "cold_prior",
-    "action_logprobs", "off_path",
-    "exact_values", "exact_J", "openings", "opening_ceilings", "exact_grad", "state_visits", "state_values", "action_values", "optimal_values",
-    "optimal_action_values", "optimal_tables", "regret_by_guess", "check_pi", "check_theta",
-]
+    "N", "T", "S", "A", "HIGHER", "LOWER", "FOUND", "NONE", "FEEDBACK_NAMES", "state_index", "state_of", "feedback_for",
+    "narrow", "Trajectories", "play", "rollout", "replay", "state_after", "policy_probs", "greedy_policy",
+    "binary_search_policy", "linear_scan_policy", "uniform_policy", "uniform_feasible_policy", "weak_prior",
+    "cold_prior", "action_logprobs", "off_path", "exact_values", "exact_J", "openings", "opening_ceilings",
+    "exact_grad", "state_visits", "state_values", "action_values", "optimal_values", "optimal_action_values",
+    "optimal_tables", "regret_by_guess", "check_pi", "check_theta"]
 
 N = 16          # numbers 1..N
 T = 4           # at most T guesses
@@ -171,11 +167,8 @@ def play(choose, target, start=None, limit=None):
         lo, hi, left0 = (np.broadcast_to(np.asarray(x, dtype=int), (n,)).copy() for x in start)
         if np.any((lo > target) | (hi < target) | (left0 < 1) | (left0 > T)):
             raise ValueError("start must be (lo, hi, left) with lo <= target <= hi and 1 <= left <= T")
-    guesses = np.zeros((n, T), int)
-    feedback = np.zeros((n, T), int)
-    states = np.full((n, T), -1)
-    mask = np.zeros((n, T), bool)
-    done = np.zeros(n, bool)
+    guesses, feedback = np.zeros((n, T), int), np.zeros((n, T), int)
+    states, mask, done = np.full((n, T), -1), np.zeros((n, T), bool), np.zeros(n, bool)
     for t in range(T):
         live = ~done & (t < left0)                          # (n,) episodes still playing
         if limit is not None:
@@ -365,9 +358,7 @@ def _transitions():
     """For hidden x, interval [lo, hi] and guess g (axes x, lo, hi, g; each of size N):
     ``hit`` (N, 1, 1, N) = [g = x] and the next interval ``nlo``, ``nhi`` (N, N, N, N)."""
     x = np.arange(1, N + 1)[:, None, None, None]
-    lo = np.arange(1, N + 1)[None, :, None, None]
-    hi = np.arange(1, N + 1)[None, None, :, None]
-    g = np.arange(1, N + 1)[None, None, None, :]
+    _, lo, hi, g = _grid()
     nlo = np.broadcast_to(np.where(g < x, np.maximum(lo, g + 1), lo), (N, N, N, N))
     nhi = np.broadcast_to(np.where(g > x, np.minimum(hi, g - 1), hi), (N, N, N, N))
     return g == x, nlo, nhi

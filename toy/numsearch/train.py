@@ -37,11 +37,10 @@ from .._check_args import (as_array, checked, flag, instance, int_array, integer
                            seed as check_seed)
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
-__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE",
-           "demonstrations", "train_sft", "train_rest", "train_pg", "reinforce_estimate",
-           "degenerate_probability", "group_update_size", "advantage_gap", "expected_estimate",
-           "train_pg_seeds", "train_rest_seeds", "train_exact", "estimate_variance",
-           "batch_cosines"]
+__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE", "demonstrations",
+           "train_sft", "train_rest", "train_pg", "reinforce_estimate", "degenerate_probability", "group_update_size",
+           "advantage_gap", "expected_estimate", "train_pg_seeds", "train_rest_seeds", "train_exact",
+           "estimate_variance", "batch_cosines"]
 
 ALL_TARGETS = tuple(range(1, ns.N + 1))
 
@@ -284,8 +283,6 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
 
 
 # -------------------------------------------------------- §6: the REINFORCE estimate
-
-
 def _check_reinforce_estimate(theta, traj, w):
     instance(traj, ns.Trajectories, "traj")
     return {"theta": ns.check_theta(theta), "w": None if w is None else per_action(traj, w)}
@@ -308,8 +305,6 @@ def reinforce_estimate(theta, traj, w=None):
 
 
 # ------------------------------------------------ §9–§10: what a group of G samples gives
-
-
 def _probabilities(p):
     p = as_array(p, "p")
     if np.any((p < 0) | (p > 1)):
@@ -411,8 +406,6 @@ def expected_estimate(theta, algo="grpo", G=8):
 
 
 # ------------------------------------------- many seeds at once (races with standard errors)
-
-
 class _Streams:
     """K random generators drawn as one: ``random((K·n, 1))`` stacks each seed's own
     ``random((n, 1))``, so a batch of K seeds sees exactly the numbers K separate runs would."""

@@ -10,7 +10,7 @@ r"""The course's equations, one small numpy function each, in four modules by id
 
 Every notebook and exercise calls them as ``toy.rl.<name>``; their names are a stable API (the
 table in CONTRIBUTING.md). Each public function is its equation alone; its argument checks are
-the ``_check_<name>`` function above it (``@checked``). Shapes are written as comments:
+the ``_check_<name>`` function above it (``@checked``: run on every call). Shapes are written as comments:
 ``(B, G)`` = groups × samples per group, ``(N, T)`` = sequences × tokens.
 """
 from .advantages import (ADVANTAGES, advantages, degenerate_fraction, dr_grpo_advantages, grpo_advantages,

@@ -9,23 +9,22 @@ of them is committed in ``evidence/`` at the repository's root, one JSON file a 
   watched reward, and the prompt sampler's key;
 - ``code`` and ``arithmetic``: the hash of the training code (``cache.code_hash()``) and the
   arithmetic (``toy.arithmetic.fingerprint()``) that computed it;
-- ``history`` (per step, as ``train_rl`` returns it, less the wall-clock ``time``),
-  ``params_sha256`` (the final parameters), and ``measurements``: what notebooks computed from
-  the final policy (``measured`` functions such as ``evaluate``), each with the call that made it;
+- ``history`` (per step, as ``train_rl_many`` returns it, less the wall-clock ``time``),
+  ``params_sha256`` (the final parameters), and ``measurements``: what notebooks computed from the
+  final policy (``measured`` functions such as ``evaluate``), each with the call that made it;
 - ``seal``: a sha256 over all of the above, so that a hand-edited number is caught.
 
 A run whose history is a prefix of a longer recorded run of the same spec (a 40-step run of
 GRPO beside the 200-step one) is a *prefix record*: its history is sliced from the longer run,
-never trained again (``train_rl`` depends on ``steps`` only through the loop's length; a test
-checks it). Weights (``evidence/models/<id>.npz``) are kept only for the SFT warm-ups and for the
-few policies a notebook uses as a model (not only through ``measured`` functions).
+never trained again (the loop depends on ``steps`` only through its length; a test checks it).
+Weights (``evidence/models/<id>.npz``) are kept only for the SFT warm-ups and the few policies a
+notebook uses as a model (not only through ``measured`` functions).
 
 A record is *current* when its ``code`` is this code's ``code_hash()``; only current records are
-read. It is read on any machine: off the reference arithmetic the notebooks say once that the
-numbers were made on it. ``use_record(False)`` (or ``RL_BY_HAND_EVIDENCE=off``) trains everything
-here instead; ``RL_BY_HAND_EVIDENCE=record`` (``make evidence``) writes what is missing or stale.
-``scripts/evidence.py check`` (``make evidence-check``) proves the record: seals, keys, weights,
-and a sample of runs re-trained bit for bit.
+read, on any machine (off the reference arithmetic the notebooks say once that the numbers were
+made on it). ``use_record(False)`` (or ``RL_BY_HAND_EVIDENCE=off``) trains everything here
+instead; ``RL_BY_HAND_EVIDENCE=record`` (``make evidence``) writes what is missing or stale.
+``scripts/evidence.py check`` (``make evidence-check``) proves the record.
 """
 import contextlib
 import functools
@@ -47,8 +46,7 @@ __all__ = ["evidence_dir", "mode", "use_record", "RecordedPolicy", "measured", "
            "get", "lookup", "store_run", "store_warmup", "warmup_weights", "version", "seal_of",
            "encode", "decode", "records"]
 
-_ROOT = Path(__file__).resolve().parents[2]
-_FORCED = {}                      # use_record's switch (this process)
+_ROOT, _FORCED = Path(__file__).resolve().parents[2], {}          # _FORCED: use_record's switch (this process)
 
 
 def evidence_dir():
@@ -257,7 +255,7 @@ def _current(rec):
     return rec is not None and rec.get("code") == code_hash()
 
 
-_NOTED = []
+_NOTED = []                       # the off-reference note is printed once per process
 
 
 def _note_arithmetic(rec):

@@ -499,7 +499,7 @@ def update_stats(loss, vloss, logp, old_logp, adv, mask, ref_logp, cfg):
         touched = (rl.two_sided_surrogate_grad(ratio, a, cfg.eps_low, cfg.eps_high, cfg.delta) == 0) & (a != 0)
     out = {"loss": loss + (cfg.vf_coef * vloss if vloss is not None else 0), "clip_frac": float((touched * m).sum() / m.sum())}
     if cfg.beta > 0:
-        out["kl"] = float((rl.kl_k3(ref_logp - logp) * mask).sum() / mask.sum())
+        out["kl"] = float((rl.kl_k3.equation(ref_logp - logp) * mask).sum() / mask.sum())   # in the model's dtype
     if vloss is not None:
         out["value_loss"] = vloss
     if cfg.mu > 1 or cfg.n_minibatches > 1:
