@@ -151,7 +151,7 @@ $(ISTAMP): requirements.txt requirements-instructor.txt pyproject.toml
 QCOURSE = '$(subst ','\'',$(COURSE))'
 
 assignments: $(ISTAMP)
-	$(IPY) scripts/make_assignments.py $(if $(FORCE),--force) $(if $(BOOK_URL),--book-url '$(subst ','\'',$(BOOK_URL))') notebooks $(QCOURSE)
+	$(IPY) instructor_kit/make_assignments.py $(if $(FORCE),--force) $(if $(BOOK_URL),--book-url '$(subst ','\'',$(BOOK_URL))') notebooks $(QCOURSE)
 	$(call NBGRADER,$(COURSE)) generate_assignment '*' --force --log-level=WARN
 	@printf '%s\n' "assignments: sources in "$(QCOURSE)"/source, student versions in "$(QCOURSE)"/release (docs/instructors.md)"
 
@@ -159,11 +159,11 @@ assignments: $(ISTAMP)
 # the exchange, autograde, export that assignment's grades (one column per question) and an LMS CSV
 grade: $(ISTAMP)
 	@test -n '$(ASSIGNMENT)' || { echo "make grade: say which, e.g. ASSIGNMENT=part2-s04_ppo_grpo_temperature"; exit 1; }
-	$(IPY) scripts/grade.py all $(QCOURSE) '$(subst ','\'',$(ASSIGNMENT))'
+	$(IPY) instructor_kit/grade.py all $(QCOURSE) '$(subst ','\'',$(ASSIGNMENT))'
 
 grade-demo: $(ISTAMP)
 	rm -rf $(DEMO)
-	$(IPY) scripts/grade_demo.py $(DEMO)
+	$(IPY) instructor_kit/grade_demo.py $(DEMO)
 
 # The browser suite (tests/browser): needs Debian's chromium (apt-get install -y chromium).
 # Reuses _build/html if `make book`/`make test` built it; always rebuilds the student edition.

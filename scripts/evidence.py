@@ -126,7 +126,7 @@ def _retrain(rid):
 
 def check_keys(recs):
     """Seals, names, code, arithmetic, weights, pools: a list of (record, problem)."""
-    from toy.arithmetic import fingerprint, on_reference
+    from toy.machine import fingerprint, on_reference
     from toy.tinylm.cache import code_hash
     ev = _ev()
     out, code, mcode = [], code_hash(), ev.measure_code()

@@ -1,6 +1,6 @@
-"""toy/check/_grading.py, the engine of the instructor kit's nbgrader test cells, run in-process
+"""instructor_kit/grading.py, the engine of the instructor kit's nbgrader test cells, run in-process
 on the right and wrong answers of tests/test_check.py, with the hidden cases of
-scripts/hidden_cases.py: per-case partial credit, and tampering scores 0."""
+instructor_kit/hidden_cases.py: per-case partial credit, and tampering scores 0."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "instructor_kit"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import hidden_cases  # noqa: E402
 from test_check import CHECKERS, VALUE_CHECKERS  # noqa: E402
@@ -17,7 +18,7 @@ from toy import check  # noqa: E402
 
 
 def grading():
-    spec = importlib.util.spec_from_file_location("_toy_grading_test", ROOT / "toy" / "check" / "_grading.py")
+    spec = importlib.util.spec_from_file_location("_toy_grading_test", ROOT / "instructor_kit" / "grading.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

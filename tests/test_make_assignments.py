@@ -1,4 +1,4 @@
-"""scripts/make_assignments.py writes nbgrader source notebooks with the metadata nbgrader needs.
+"""instructor_kit/make_assignments.py writes nbgrader source notebooks with the metadata nbgrader needs.
 (The real nbgrader round trip is `make grade-demo`; these tests need no nbgrader.)"""
 import json
 import re
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "instructor_kit"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import exercises  # noqa: E402
 import make_assignments  # noqa: E402
@@ -184,7 +185,7 @@ def test_course_paths_are_quoted_in_the_makefile(tmp_path):
 
 
 def test_light_feedback_is_small_and_offline():
-    """scripts/grade.py's feedback page: the exercises, answers, checks and points; maths as MathML
+    """instructor_kit/grade.py's feedback page: the exercises, answers, checks and points; maths as MathML
     (latex2mathml is an instructor-only dependency: skipped in the book's venv)."""
     pytest = __import__("pytest")
     pytest.importorskip("latex2mathml")

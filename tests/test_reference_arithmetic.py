@@ -1,4 +1,4 @@
-"""The reference arithmetic (``toy._reference``, ``toy.arithmetic``): one clear failure instead of
+"""The reference arithmetic (``toy._reference``, ``toy.machine``): one clear failure instead of
 dozens of nbval diffs when a machine that can run it is not on it, and bit-for-bit hashes that
 prove another CPU model computes the book's numbers exactly (CI runs this file under
 ``qemu-x86_64 -cpu EPYC-Rome`` and ``-cpu Haswell-v4``).
@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from toy import _reference, arithmetic
+from toy import _reference, machine as arithmetic
 
 HASHES = pathlib.Path(__file__).with_name("reference_hashes.json")
 

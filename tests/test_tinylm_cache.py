@@ -161,7 +161,7 @@ def test_cached_runs_trained_in_parallel_equal_one_after_another(tmp_path, monke
 def test_the_arithmetic_is_part_of_the_cache_key(monkeypatch):
     """The same config and code under another arithmetic (BLAS kernels, SIMD) gives another key:
     a shared cache never hands a model trained with other kernels to a reference run."""
-    from toy import arithmetic
+    from toy import machine as arithmetic
     cfg = T.SFTConfig(model=TINY, steps=2, batch_size=4)
     here = cache.config_hash(cfg)
     monkeypatch.setattr(cache, "fingerprint", lambda: arithmetic.fingerprint().replace("Haswell", "SkylakeX") + " other")

@@ -3,7 +3,7 @@
 Where is GRPO? In ``toy.rl``: every equation of the course and its derivative lives there
 once, and each world below only applies its own chain rule from d loss / d log π to its
 parameters. Every trainer descends a loss, and configs share one vocabulary: ``G`` (samples per
-prompt), ``n_prompts``, ``lr``, ``eps_low``/``eps_high``, ``beta``, ``mu`` (updates per batch),
+prompt), ``n_prompts``, ``lr``, ``eps_low``/``eps_high``, ``beta``, ``mu`` (μ: epochs, passes over each batch),
 ``loss_type``, ``steps``.
 
 The equations (``toy.rl``, ``toy.metrics``, ``toy.prob``):
@@ -36,12 +36,12 @@ The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sli
 static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
 ``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
 to what the prose shows), ``toy.numerics()`` (which arithmetic this process computes with: the
-book's reference, or not and why; ``toy.arithmetic``), ``toy.parallel`` (independent seeded
+book's reference, or not and why; ``toy.machine``), ``toy.parallel`` (independent seeded
 runs on both cores, the same numbers as one after another), ``toy.progress`` (a progress bar
 only a person running the notebook sees).
 """
 from ._blas import one_blas_thread
-from .arithmetic import numerics, warn_once as _warn_off_reference
+from .machine import numerics, warn_once as _warn_off_reference
 
 one_blas_thread()           # outputs identical at any number of BLAS threads (see toy._blas)
 _warn_off_reference()       # one plain warning when off the book's reference arithmetic (toy._reference)

@@ -26,7 +26,7 @@ def pytest_sessionfinish(session, exitstatus):
     root = __import__("pathlib").Path(__file__).resolve().parents[2]
     # the arithmetic the notebooks ran on (a fresh process with this environment: numpy's settings
     # act only before it is imported) and the record's version
-    probe = subprocess.run([sys.executable, "-c", "from toy.arithmetic import fingerprint; from toy.tinylm import "
+    probe = subprocess.run([sys.executable, "-c", "from toy.machine import fingerprint; from toy.tinylm import "
                             "evidence; print(fingerprint()); print(evidence.version())"],
                            capture_output=True, text=True, check=True, cwd=root).stdout.split("\n")
     result = {"evidence": probe[1], "arithmetic": probe[0], "passed": exitstatus == 0 and bool(_RESULTS)

@@ -1,6 +1,6 @@
 """``without(module, *names, **replace)``: a view of a module without some of its functions.
 
-The instructor kit's released notebooks (``scripts/make_assignments.py``) use it where the book
+The instructor kit's released notebooks (``instructor_kit/make_assignments.py``) use it where the book
 imports a module that holds an exercise's answer under another name (``rl.clipped_surrogate_grad``
 is §II.4's ``clipped_grad``): ``rl = without(rl, "clipped_surrogate_grad")``. Everything else
 reads through to the module itself; the hidden names raise an ``AttributeError`` that says why.

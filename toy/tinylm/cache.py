@@ -4,7 +4,7 @@ A file is ``<cache dir>/tinylm-sft-<key>.npz`` (``tinylm-rl-<algo>-<key>.npz`` f
 The key is a hash of the full config, **of the source code that produces the model** (every
 ``toy`` module that ``toy.tinylm.train`` or ``toy.tinylm.rewards`` imports, followed transitively:
 ``store.code_hash()``) and of
-the arithmetic (``toy.arithmetic.fingerprint()``). Any change to that code or to the BLAS
+the arithmetic (``toy.machine.fingerprint()``). Any change to that code or to the BLAS
 kernels gives a new key by itself, so a warm cache can never hide a regression, a model trained
 with other kernels is never loaded, and two checkouts of different code never share a file.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..arithmetic import fingerprint
+from ..machine import fingerprint
 from .._check_args import integer
 from ..parallel import starmap
 from ..progress import Progress
@@ -48,7 +48,7 @@ def cache_dir():
 
 def config_hash(cfg, **extra):
     """A short stable hash of a dataclass config, ``extra`` fields, ``code_hash()`` and the
-    arithmetic that computes (``toy.arithmetic.fingerprint()``: BLAS kernels, numpy's SIMD
+    arithmetic that computes (``toy.machine.fingerprint()``: BLAS kernels, numpy's SIMD
     dispatch, platform), so that a model trained with other kernels is never loaded here."""
     text = json.dumps({"code": code_hash(), "numerics": fingerprint(), "config": asdict(cfg), **extra},
                       sort_keys=True)

@@ -8,7 +8,7 @@ of them is committed in ``evidence/`` at the repository's root, one JSON file a 
   its seed, where it starts (a warm-up's spec, or another run's), the source of its reward, of a
   watched reward, and the prompt sampler's key;
 - ``code`` and ``arithmetic``: the hash of the training code (``cache.code_hash()``) and the
-  arithmetic (``toy.arithmetic.fingerprint()``) that computed it;
+  arithmetic (``toy.machine.fingerprint()``) that computed it;
 - ``history`` (per step, as ``train_rl_many`` returns it, less the wall-clock ``time``),
   ``params_sha256`` (the final parameters), and ``measurements``: what notebooks computed from the
   final policy (``measured`` functions such as ``evaluate``), each with the call that made it;
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..arithmetic import fingerprint, on_reference
+from ..machine import fingerprint, on_reference
 from .store import code_files, code_hash, load_model, save_model
 
 __all__ = ["evidence_dir", "mode", "use_record", "RecordedPolicy", "measured", "spec_id", "arm_key",

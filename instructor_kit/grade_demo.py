@@ -1,6 +1,6 @@
 """The nbgrader round trip on eight submissions with known scores (``make grade-demo``; CI runs it).
 
-    python scripts/grade_demo.py DEMO_DIR
+    python instructor_kit/grade_demo.py DEMO_DIR
 
 builds a fresh course in DEMO_DIR with one assignment, §II.4 (two autograded exercises,
 ``clipped_grad`` and ``clip_cap``, 2 points each), releases it with ``nbgrader generate_assignment``,
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_assignments  # noqa: E402
 
 ASSIGNMENT = "part2-s04_ppo_grpo_temperature"
@@ -168,5 +168,5 @@ def main(demo):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/grade_demo.py DEMO_DIR")
+        sys.exit("usage: python instructor_kit/grade_demo.py DEMO_DIR")
     main(sys.argv[1])

@@ -1,4 +1,4 @@
-"""Which arithmetic this process computes with: ``toy.numerics()`` (this module is ``toy.arithmetic``).
+"""Which arithmetic this process computes with: ``toy.numerics()`` (this module is ``toy.machine``: the floating-point arithmetic of this machine, not Part II's ``toy.arith``).
 
 The book's outputs are committed under one reference arithmetic (``toy._reference``: OpenBLAS's
 Haswell kernels, numpy's dispatch capped at X86_V3, Linux x86-64 with glibc). ``numerics()``

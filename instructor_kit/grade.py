@@ -1,9 +1,9 @@
 """Grade one assignment of the course, end to end, with the real nbgrader (instructor venv).
 
-    python scripts/grade.py all COURSE ASSIGNMENT     # make grade ASSIGNMENT=... [COURSE=...]
-    python scripts/grade.py export COURSE ASSIGNMENT  # only the two CSV files
-    python scripts/grade.py warm COURSE               # fill COURSE/toy-cache (make assignments does)
-    python scripts/grade.py feedback COURSE ASSIGNMENT  # light feedback, then nbgrader release_feedback
+    python instructor_kit/grade.py all COURSE ASSIGNMENT     # make grade ASSIGNMENT=... [COURSE=...]
+    python instructor_kit/grade.py export COURSE ASSIGNMENT  # only the two CSV files
+    python instructor_kit/grade.py warm COURSE               # fill COURSE/toy-cache (make assignments does)
+    python instructor_kit/grade.py feedback COURSE ASSIGNMENT  # light feedback, then nbgrader release_feedback
 
 ``all``: ``nbgrader db student import COURSE/students.csv`` (columns id, first_name, last_name,
 email; students already known are updated), ``nbgrader collect`` (the submissions waiting in the

@@ -1,4 +1,4 @@
-"""The engine of an nbgrader test cell (``scripts/make_assignments.py`` writes the cells).
+"""The engine of an nbgrader test cell (``instructor_kit/make_assignments.py`` writes the cells).
 
 A test cell loads this file *from disk* (not through ``import toy``, which a notebook can patch)
 and scores one exercise::
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-TOY = Path(__file__).resolve().parents[1]            # the installed toy package this file belongs to
+TOY = Path(__file__).resolve().parents[1] / "toy"   # the installed toy package, installed beside this kit
 NUMPY_DIR = Path(np.__file__).resolve().parent
 BUILTINS = ("abs", "all", "any", "callable", "float", "getattr", "hasattr", "int", "isinstance", "len",
             "list", "max", "min", "print", "range", "repr", "round", "sorted", "str", "sum", "type", "zip")

@@ -1,7 +1,7 @@
 """Turn the book's notebooks into an nbgrader course source: one assignment per section that has
 exercises (``part1-s09_grpo`` holds ``s09_grpo.ipynb``).
 
-    python scripts/make_assignments.py [--force] notebooks COURSE
+    python instructor_kit/make_assignments.py [--force] notebooks COURSE
 
 writes ``COURSE/source/<assignment>/<section>.ipynb``, and, only where they do not exist yet,
 ``COURSE/nbgrader_config.py``, ``COURSE/hidden_seed`` (the course's secret seed of the hidden
@@ -19,7 +19,7 @@ Each exercise becomes (exercises.py reads them):
   ``### BEGIN SOLUTION`` / ``### END SOLUTION`` (nbgrader removes the solution, so students see
   the stub; ``code_stub`` is empty; where the book has no stub, a "# your code here" line);
 - each checker call: its own autograded test cell, with points. The cell loads
-  ``toy/check/_grading.py`` from the installed files (never through the notebook's ``toy``, which
+  ``instructor_kit/grading.py`` from the installed files (never through the notebook's ``toy``, which
   a submission can patch), runs a fresh copy of the checker on the answer, and — between
   ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``, which nbgrader strips from the release —
   hidden cases drawn with the course's seed (``hidden_cases.py``) with the expected values
@@ -52,12 +52,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-import exercises as ex
-import hidden_cases
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))   # the book's exercise parser
+import exercises as ex  # noqa: E402
+import hidden_cases  # noqa: E402
 
 NO_STUB = "# your code here\n"      # what students see where the book gives no stub
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-CONFIG = '''# nbgrader configuration of the course, written once by scripts/make_assignments.py
+CONFIG = '''# nbgrader configuration of the course, written once by instructor_kit/make_assignments.py
 # (never overwritten: edit it freely). Docs: https://nbgrader.readthedocs.io/en/stable/configuration/
 import os
 from pathlib import Path
@@ -138,9 +139,9 @@ def code(source, meta=None):
 
 BOOTSTRAP = """\
 import importlib.util as _iu, sys as _sys                         # the grader, read from the installed
-_toy = next(_s for _f in _sys.meta_path if hasattr(_f, "find_spec") # files: nothing the notebook patched
-            for _s in [_f.find_spec("toy", None)] if _s)
-_spec = _iu.spec_from_file_location("_toy_grading", _toy.submodule_search_locations[0] + "/check/_grading.py")
+_kit = next(_s for _f in _sys.meta_path if hasattr(_f, "find_spec") # files: nothing the notebook patched
+            for _s in [_f.find_spec("instructor_kit", None)] if _s)
+_spec = _iu.spec_from_file_location("_toy_grading", _kit.submodule_search_locations[0] + "/grading.py")
 _grading = _iu.module_from_spec(_spec)
 _spec.loader.exec_module(_grading)
 """
@@ -188,7 +189,7 @@ def hidden_encode(value):
 def _grading():
     import importlib.util
     spec = importlib.util.spec_from_file_location(
-        "_toy_grading_writer", Path(__file__).resolve().parents[1] / "toy" / "check" / "_grading.py")
+        "_toy_grading_writer", Path(__file__).resolve().with_name("grading.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -1,6 +1,6 @@
 """Hidden test cases of the autograded exercises (instructor-side: not in the ``toy`` package).
 
-``hidden(checker, seed)`` → ``(cases, forbidden, adapt)`` for ``toy.check._grading.Grade.hidden``:
+``hidden(checker, seed)`` → ``(cases, forbidden, adapt)`` for ``instructor_kit.grading.Grade.hidden``:
 
 - ``cases``: fresh arguments drawn from ``numpy.random.default_rng(seed)`` (the course's own seed,
   written once by ``make_assignments.py``), each a ``setup`` snippet that sets ``args`` (run again
