@@ -354,7 +354,7 @@ BAD_INPUTS = [
     (T.reinforce, (_TR, "test"), {}, "test"),
     (T.reinforce, (_TR, _TE), {"seed": None}, "seed"),
     (T.reinforce_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
-    (T.reinforce_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seed"),
+    (T.reinforce_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seeds"),
     (T.reinforce_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
     (T.GRPOConfig, (), {"G": 1}, "G"),
     (T.GRPOConfig, (), {"n_prompts": 0}, "n_prompts"),
@@ -390,7 +390,7 @@ BAD_INPUTS = [
     (T.grpo, (_TR, _TE), {"callback": "print"}, "callback"),
     (T.grpo, (_TR, _TE, T.GRPOConfig(n_prompts=21)), {}, "n_prompts"),
     (T.grpo, (_TR, _TE), {"seed": 1.5}, "seed"),
-    (T.grpo_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seed"),
+    (T.grpo_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seeds"),
     (T.grpo_seeds, (_TR, _TE), {"processes": 0}, "processes"),
     (T.grpo_seeds, (_TR, _TE, {"lr": 4}), {}, "cfg"),
 ]

@@ -477,7 +477,7 @@ BAD_INPUTS = [
     (nt.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"seeds": []}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"cfg": nt.ReSTConfig()}, "cfg"),
-    (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "theta"),
+    (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "theta0"),
     (nt.train_rest_seeds, (_TH,), {"seeds": [1.5]}, "seeds"),
     (nt.train_rest_seeds, (_TH,), {"cfg": None}, "cfg"),
     (nt.train_exact, (_TH,), {"steps": -1}, "steps"),

@@ -34,7 +34,10 @@ __all__ = ["Ledger", "close", "holds", "verdict", "effect", "no_effect", "VERDIC
 
 def verdict(ok, partly=False):
     """*reproduced* if ``ok``, else *partly* if ``partly``, else *not reproduced*."""
-    return REPRODUCED if bool(ok) else PARTLY if bool(partly) else NOT
+    for v, name in ((ok, "ok"), (partly, "partly")):
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False (a criterion's outcome), got {v!r}")
+    return REPRODUCED if ok else PARTLY if partly else NOT
 
 
 def close(value, target, tol, tol_partly=None):

@@ -11,7 +11,7 @@ import numpy as np
 import matplotlib
 import matplotlib.pyplot as plt
 
-from ._check_args import as_array, instance, integer, nonempty, real
+from ._check_args import as_array, instance, integer, nonempty, real, size
 
 __all__ = ["STYLE", "COLORS", "figure", "curves", "prob_bars", "entropy_curves", "running_average",
            "Table", "table", "advantage_table", "frame_figure", "check_axes", "mean_se_band",
@@ -62,6 +62,7 @@ def figure(ncols=1, nrows=1, width=None, height=None, layout="constrained", **kw
     constrained layout doubles the time to render a frame.
     """
     integer(ncols, "ncols", lo=1), integer(nrows, "nrows", lo=1)
+    size(ncols * nrows, "ncols and nrows", 64, "axes")
     for v, name in ((width, "width"), (height, "height")):
         if v is not None:
             real(v, name, lo=0, lo_open=True)
@@ -93,6 +94,14 @@ def _band(values):
     return mean, mean - std, mean + std
 
 
+def _steps(x):
+    """``x`` as a 1-d numeric array (the steps), else a ValueError naming it."""
+    a = np.asarray(x) if isinstance(x, (list, tuple, range, np.ndarray)) else None
+    if a is None or a.ndim != 1 or a.dtype.kind not in "iuf":
+        raise ValueError(f"x must be a 1-d array of numbers (the steps), got {type(x).__name__}")
+    return a
+
+
 def curves(ax, x, series, xlabel="step", ylabel=None, title=None, ylim=None, styles=None):
     """Training curves: ``series`` maps a label to an array of shape (steps,) or (seeds, steps).
 
@@ -102,7 +111,9 @@ def curves(ax, x, series, xlabel="step", ylabel=None, title=None, ylim=None, sty
     check_axes(ax), instance(series, dict, "series")
     if ylim is not None and np.shape(ylim) != (2,):
         raise ValueError(f"ylim must be a pair (bottom, top), got {ylim!r}")
-    x = np.asarray(x)
+    if styles is not None:
+        instance(styles, dict, "styles")
+    x = _steps(x)
     for i, (label, values) in enumerate(series.items()):
         mean, lo, hi = _band(values)
         if mean.shape != x.shape:
@@ -153,10 +164,10 @@ def prob_bars(ax, probs, labels, series_labels=None, ylabel="probability", title
     if p.ndim != 2:
         raise ValueError(f"probs must have shape (contexts,) or (series, contexts), got {p.shape}")
     n_series, n_ctx = p.shape
-    if series_labels is not None and len(series_labels) != n_series:
-        raise ValueError(f"series_labels must have {n_series} entries, got {len(series_labels)}")
-    if len(labels) != n_ctx:
-        raise ValueError(f"labels must have {n_ctx} entries, got {len(labels)}")
+    if series_labels is not None and (isinstance(series_labels, str) or len(series_labels) != n_series):
+        raise ValueError(f"series_labels must be a list of {n_series} labels, got {series_labels!r}")
+    if isinstance(labels, str) or not hasattr(labels, "__len__") or len(labels) != n_ctx:
+        raise ValueError(f"labels must be a list of {n_ctx} labels, got {labels!r}")
     width = 0.8 / n_series
     x = np.arange(n_ctx)
     for i in range(n_series):
@@ -228,6 +239,8 @@ def table(df, precision=3, caption=None, uuid="t"):
 def advantage_table(df, columns, precision=2, caption=None, uuid="adv"):
     """A table with ``columns`` coloured blue (positive) / red (negative), centred at 0."""
     _check_df(df, precision)
+    if isinstance(columns, str) or not isinstance(columns, (list, tuple)):
+        raise ValueError(f"columns must be a list of columns of df, got {columns!r}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"columns must be columns of df, got {missing}")
@@ -262,8 +275,10 @@ def stacked_barh(ax, df, xlim, fmt="{:.0f}", xlabel=None, title=None):
     colours, each bar's total written after it (``fmt``), on the x range ``xlim``."""
     import pandas as pd
     check_axes(ax), instance(df, pd.DataFrame, "df")
-    if np.shape(xlim) != (2,):
-        raise ValueError(f"xlim must be a pair (left, right), got {xlim!r}")
+    if np.shape(xlim) != (2,) or not all(isinstance(v, (int, float, np.number)) for v in xlim):
+        raise ValueError(f"xlim must be a pair of numbers (left, right), got {xlim!r}")
+    if not isinstance(fmt, str):
+        raise ValueError(f"fmt must be a format string such as '{{:.0f}}', got {fmt!r}")
     left = np.zeros(len(df))
     for i, col in enumerate(df.columns):
         ax.barh(df.index, df[col], left=left, color=COLORS[i % len(COLORS)], label=col)

@@ -59,6 +59,8 @@ def pm(mean, se, decimals=3, signed=False):
             raise ValueError(f"{name} must be a finite real number, got {v!r}")
     if se < 0:
         raise ValueError(f"se must be >= 0, got {se}")
+    if not isinstance(signed, bool):
+        raise ValueError(f"signed must be True or False, got {signed!r}")
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or not 0 <= decimals <= 12:
         raise ValueError(f"decimals must be an integer in 0..12, got {decimals!r}")
     mean, se, d = float(mean), float(se), int(decimals)

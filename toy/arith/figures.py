@@ -12,8 +12,8 @@ def clip_paths(paths):
     ``paths`` (a dict (p_old, eps) → (updates,) array of π_θ): the ratio π_θ/π_old (left) and the
     probability gained (right); one colour per π_old, solid for the smallest ε, dashed otherwise."""
     instance(paths, dict, "paths")
-    if not paths:
-        raise ValueError("paths must hold at least one (p_old, eps) path")
+    if not paths or not all(isinstance(k, tuple) and len(k) == 2 for k in paths):
+        raise ValueError("paths must map (p_old, eps) pairs to paths, at least one")
     fig, (ax1, ax2) = figure(2, width=8.4, layout=None)
     fig.subplots_adjust(left=0.08, right=0.985, top=0.9, bottom=0.15, wspace=0.25)
     p_olds, eps_min = sorted({p for p, _ in paths}), min(e for _, e in paths)

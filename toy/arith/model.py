@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._check_args import (as_array, broadcast, generator, instance, int_array, integer, nonneg,
-                          positive, seed as check_seed)
+                          positive, seed as check_seed, size)
 from .. import metrics
 from ..prob import log_softmax, sample_categorical
 
@@ -163,6 +163,7 @@ def make_problems(n, seed, min_steps=2, max_steps=12):
     if not (1 <= min_steps <= max_steps):
         raise ValueError(f"min_steps/max_steps must satisfy 1 <= min_steps <= max_steps, "
                          f"got {min_steps}, {max_steps}")
+    size(n * max_steps, "n and max_steps", what="problem steps")
     rng = np.random.default_rng(seed)
     n, L = int(n), int(max_steps)
     start = rng.integers(10, 100, size=n).astype(np.int64)
@@ -184,6 +185,7 @@ def make_problems(n, seed, min_steps=2, max_steps=12):
 def make_dataset(n_train=300, n_test=200, seed=0, **kw):
     """The default train / test split: two independent problem sets generated from ``seed``."""
     integer(n_train, "n_train", lo=1), integer(n_test, "n_test", lo=1), check_seed(seed)
+    size(n_train, "n_train", what="problems"), size(n_test, "n_test", what="problems")
     return make_problems(n_train, seed, **kw), make_problems(n_test, seed + 10_000, **kw)
 
 
@@ -323,6 +325,7 @@ def sample(model, problems, n, rng, temperature=1.0, hint=0.0):
     """Sample ``n`` solutions per problem, all at once: (P, n, L) method draws."""
     _check_model_problems(model, problems)
     n = integer(n, "n", lo=1)
+    size(n * problems.context.size * model.base_logits.shape[-1], "n", what="method probabilities")
     generator(rng)
     logp_table = model.log_probs(temperature, hint)                          # (C, K)
     method, slip = draw_methods(logp_table, problems.context, n, rng)

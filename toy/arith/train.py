@@ -49,7 +49,9 @@ def _check_sets(train, test, n_prompts=None):
 
 
 def _check_seeds(seeds):
-    seeds = [check_seed(x) for x in seeds]
+    if isinstance(seeds, (str, dict)) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a list of seeds (integers >= 0), got {seeds!r}")
+    seeds = [check_seed(x, "seeds") for x in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     return seeds

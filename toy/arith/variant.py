@@ -21,7 +21,7 @@ Shapes: P problems, n samples, L steps, C = 5 contexts, K = 4 methods.
 import numpy as np
 
 from .. import rl
-from .._check_args import checked, generator, instance, integer, seed as check_seed
+from .._check_args import checked, generator, instance, integer, seed as check_seed, size
 from ..prob import sample_categorical
 from . import model as arith
 from .model import MUL2, MUL2_BIG
@@ -80,6 +80,7 @@ def sample(model, problems, n, rng, temperature=1.0):
     """``n`` solutions per problem, like :func:`toy.arith.sample` with four methods."""
     instance(model, Model, "model"), instance(problems, arith.Problems, "problems")
     n = integer(n, "n", lo=1)
+    size(n * problems.context.size * model.base_logits.shape[-1], "n", what="method probabilities")
     generator(rng)
     P, L = problems.context.shape
     logp_table = model.log_probs(temperature)                               # (C, K)
@@ -180,7 +181,9 @@ def train(train_set, test_set, cfg=None, seed=0):
 
 
 def _check_train_seeds(train_set, test_set, cfg, seeds):
-    seeds = [check_seed(x) for x in seeds]
+    if isinstance(seeds, (str, dict)) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a list of seeds (integers >= 0), got {seeds!r}")
+    seeds = [check_seed(x, "seeds") for x in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     return {"cfg": _check_train(train_set, test_set, cfg, 0)["cfg"], "seeds": seeds}

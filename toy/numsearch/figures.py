@@ -4,7 +4,7 @@
 import matplotlib
 import numpy as np
 
-from .._check_args import as_array, instance
+from .._check_args import as_array, instance, real
 from ..plots import COLORS, curves, figure
 
 __all__ = ["best_possible", "sft_temperature", "degenerate_groups", "step_sizes", "race"]
@@ -12,7 +12,9 @@ __all__ = ["best_possible", "sft_temperature", "degenerate_groups", "step_sizes"
 
 def best_possible(ax, J=15 / 16, text="best possible 15/16"):
     """The best success rate any Number Search policy reaches (15/16, §I.2): a dashed line, labelled."""
-    instance(ax, matplotlib.axes.Axes, "ax")
+    instance(ax, matplotlib.axes.Axes, "ax"), real(J, "J", 0, 1)
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
     ax.axhline(J, color="k", ls="--", lw=1)
     ax.text(0, J + 0.015, text, fontsize=8)
     return ax
@@ -62,8 +64,8 @@ def degenerate_groups(deg_by_G, noise_by_G):
     the batch average dashed), and the std √(p(1 − p)/G) of the group's mean reward
     (``noise_by_G``: G → (16,)). The figure is built once; returns ``draw(G)``, which only moves
     the G-dependent lines and relabels them (a frame stays < 0.1 s)."""
-    Gs = list(deg_by_G)
     _curves_of(deg_by_G, "deg_by_G", 16), _curves_of(noise_by_G, "noise_by_G", 16)
+    Gs = list(deg_by_G)
     if len(Gs) < 2 or list(noise_by_G) != Gs:
         raise ValueError(f"deg_by_G and noise_by_G must have the same keys, at least two G, got {Gs} and {list(noise_by_G)}")
     xs = np.arange(1, 17)
@@ -101,6 +103,8 @@ def step_sizes(p, rel_steps, G, model_p, model_ratio, p_x, measured):
     Dr. GRPO's: the bandit model's (``model_ratio`` at ``model_p``, a line) and the ratio measured
     on Number Search per hidden number (``measured`` at success rates ``p_x``, dots)."""
     p, model_p, p_x = (as_array(x, name, ndim=1) for x, name in [(p, "p"), (model_p, "model_p"), (p_x, "p_x")])
+    if isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 2:
+        raise ValueError(f"G must be the group size (an integer >= 2), got {G!r}")
     _curves_of({k: rel_steps.get(k) for k in ("grpo", "dr_grpo")} if isinstance(rel_steps, dict) else rel_steps,
                "rel_steps", len(p))
     _curves_of({"": model_ratio}, "model_ratio", len(model_p)), _curves_of({"": measured}, "measured", len(p_x))
@@ -126,6 +130,10 @@ def race(games, J_by_method, games_rest, J_rest, J_exact, styles=None):
     batch ReST (``J_rest`` (seeds, evals) at ``games_rest``), exact gradient ascent (``J_exact``
     at ``games``) and the best possible 15/16."""
     games, games_rest = as_array(games, "games", ndim=1), as_array(games_rest, "games_rest", ndim=1)
+    if not isinstance(J_by_method, dict) or not J_by_method:
+        raise ValueError(f"J_by_method must be a non-empty dict of curves (name → (seeds, evals)), got {type(J_by_method).__name__}")
+    if styles is not None:
+        instance(styles, dict, "styles")
     J_rest = as_array(J_rest, "J_rest", ndim=2)
     if J_rest.shape[1] != len(games_rest):
         raise ValueError(f"J_rest must have one column per entry of games_rest ({len(games_rest)}), got {J_rest.shape}")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._check_args import as_array, broadcast, checked, flag, generator, instance, int_array, integer, real
+from .._check_args import as_array, broadcast, checked, flag, generator, instance, int_array, integer, real, size
 from ..prob import inverse_cdf, log_softmax, softmax
 
 __all__ = [
@@ -189,8 +189,7 @@ def rollout(pi, target, rng, start=None):
     """Sample one episode per entry of ``target`` (n,) from the policy table ``pi`` (S, A).
 
     ``start`` = optional ``(lo, hi, left)`` (scalars or (n,) arrays) to begin mid-game.
-    Vectorised over episodes: one numpy step per guess.
-    """
+    Vectorised over episodes: one numpy step per guess."""
     pi = check_pi(pi)
     generator(rng)
     return play(lambda t, s: inverse_cdf(pi[s], rng.random((len(s), 1))) + 1, target, start)
@@ -200,14 +199,15 @@ def replay(guess_seqs, target):
     """Trajectories from explicit guess sequences (list of n lists) against ``target`` (int or (n,)).
 
     A sequence may stop before the episode ends (a history prefix h_t), but may not go on
-    after a hit or beyond T guesses.
-    """
+    after a hit or beyond T guesses."""
     if isinstance(guess_seqs, str) or not np.iterable(guess_seqs):
         raise ValueError("guess_seqs must be a list of guess sequences (lists of integers)")
     seqs = [list(int_array(q, "guess_seqs", 1, N, ndim=1)) for q in guess_seqs]
     if any(len(q) > T for q in seqs):
         raise ValueError(f"guess_seqs: each sequence has at most T={T} guesses in 1..{N}")
     target = int_array(target, "target", 1, N)
+    if target.ndim > 1:
+        raise ValueError(f"target must be one hidden number or one per sequence (n,), got shape {target.shape}")
     broadcast([target.shape, (len(seqs),)], ["target", "guess_seqs"])
     g = np.zeros((len(seqs), T), int)
     for i, q in enumerate(seqs):
@@ -233,11 +233,11 @@ def state_after(guesses, target):
 
 
 # ------------------------------------------------------------------------------ policies
-def check_pi(pi):
+def check_pi(pi, name="pi"):
     """``pi`` as a float table of probabilities of shape (S, A), else a ValueError naming it."""
-    pi = as_array(pi, "pi", ndim=2)
+    pi = as_array(pi, name, ndim=2)
     if pi.shape != (S, A) or pi.min() < 0 or np.abs(pi.sum(axis=1) - 1).max() > 1e-6:
-        raise ValueError(f"pi must be a table of probabilities of shape ({S}, {A}), got shape {pi.shape}")
+        raise ValueError(f"{name} must be a table of probabilities of shape ({S}, {A}), got shape {pi.shape}")
     return pi
 
 
@@ -311,8 +311,7 @@ def weak_prior(in_range=2.0, scan=0.3):
 
     — it mostly respects the feedback but prefers small feasible numbers, like a model that
     has seen linear scans. Its exact success rate is printed by ``exact_J(policy_probs(weak_prior()))``
-    (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16).
-    """
+    (≈ 0.44 with the defaults; binary search: 15/16, linear scan: 4/16)."""
     left, lo, hi, g = _grid()
     logits = in_range * ((g >= lo) & (g <= hi)) - scan * np.abs(g - lo)
     return _table(logits)
@@ -346,6 +345,7 @@ def off_path(theta, path_states, n=20_000, seed=0):
     a win rate is NaN when no game falls in its group)."""
     path = int_array(path_states, "path_states", 0, S - 1, ndim=1)
     n, seed = integer(n, "n", lo=1), integer(seed, "seed", lo=0)
+    size(n * T, "n", what="guesses")
     rng = np.random.default_rng(seed)
     games = rollout(policy_probs(theta), rng.integers(1, N + 1, size=n), rng)
     left = (games.mask & ~np.isin(games.states, path)).any(axis=1)             # (n,)

@@ -33,8 +33,8 @@ import numpy as np
 
 from . import game as ns
 from .. import rl
-from .._check_args import (as_array, checked, flag, instance, int_array, integer, one_of, real,
-                           seed as check_seed)
+from .._check_args import (MAX_LOOP, as_array, checked, flag, instance, int_array, integer, one_of, real,
+                           seed as check_seed, size)
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
 __all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE", "demonstrations",
@@ -62,8 +62,7 @@ def weighted_logprob_loss(theta, traj, w, loss_type="sum"):
     :func:`toy.rl.advantages` for RL. ``c`` is :func:`toy.rl.aggregate_weights` of the guesses'
     mask (``loss_type``; ``"sum"``: 1/n, REINFORCE's sum over an episode and mean over
     episodes). Returns ``(loss, grad)``, grad of shape (S, A), nonzero only in visited
-    states; gradient *descent* on L is ascent on the weighted log-likelihood.
-    """
+    states; gradient *descent* on L is ascent on the weighted log-likelihood."""
     if w.ndim == 1:
         w = w[:, None]                                             # one weight per game → per action
     cw = rl.aggregate_weights(traj.mask, loss_type) * w            # (n, T), 0 on padding
@@ -97,7 +96,7 @@ def loss_rows(theta, s, a, cw):
 def demonstrations(policy=None, targets=ALL_TARGETS):
     """One episode of a deterministic ``policy`` (default: binary search) per target."""
     targets = int_array(targets, "targets", 1, ns.N, ndim=1)
-    pi = ns.binary_search_policy() if policy is None else policy
+    pi = ns.binary_search_policy() if policy is None else ns.check_pi(policy, "policy")
     return ns.rollout(pi, np.asarray(targets), np.random.default_rng(0))
 
 
@@ -190,8 +189,7 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
 
     History per round: ``success`` (sampled), ``kept`` (successes this round), ``dataset``
     (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
-    after the last.
-    """
+    after the last."""
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
     hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
@@ -257,8 +255,7 @@ def train_pg(theta0, cfg=PGConfig(), seed=0):
 
     History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
     whose G rewards are all equal), ``b`` (the baseline used), ``abs_w`` (mean |w| of the
-    batch); ``J`` exact (over ``cfg.targets``) every ``eval_every`` steps.
-    """
+    batch); ``J`` exact (over ``cfg.targets``) every ``eval_every`` steps."""
     loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
     rng = np.random.default_rng(seed)
     theta = np.array(theta0, dtype=float)
@@ -297,8 +294,7 @@ def reinforce_estimate(theta, traj, w=None):
 
     — minus the gradient of the unified loss with ``loss_type="sum"``, so gradient *ascent*
     along ĝ is descent on the loss. Unbiased for ∇J when the targets are uniform on 1..16 and
-    the episodes are sampled from π_θ. Returns an (S, A) array.
-    """
+    the episodes are sampled from π_θ. Returns an (S, A) array."""
     w = traj.reward if w is None else w
     _, grad = weighted_logprob_loss(theta, traj, w, "sum")
     return -grad
@@ -323,14 +319,19 @@ def degenerate_probability(p, G):
 
     .. math:: P(\text{degenerate}) = p^G + (1 - p)^G
 
-    ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape.
-    """
+    ``p`` may be an array (e.g. the exact per-target success rates); returns the same shape."""
     return p ** G + (1 - p) ** G
 
 
 def _check_group_update_size(p, G, algo):
     one_of(algo, "algo", ("grpo", "dr_grpo"))
-    return {"p": _probabilities(p), "G": integer(G, "G", lo=2)}
+    return {"p": _probabilities(p), "G": _group_size(G)}
+
+
+def _group_size(G):
+    """G >= 2, small enough for the loop over its G + 1 groups of G answers (G² steps)."""
+    size(integer(G, "G", lo=2) ** 2, "G", MAX_LOOP, "steps of the loop over groups")
+    return int(G)
 
 
 @checked(_check_group_update_size)
@@ -343,8 +344,7 @@ def group_update_size(p, G, algo="grpo"):
     averages that over k ~ Binomial(G, p). With q = k/G the update is q(1 − q) for ``"dr_grpo"``
     and q(1 − q)/σ_q = √(q(1 − q)) for ``"grpo"`` (σ_q the group std): so the expected step is
     ≈ p(1 − p)·(1 − 1/G) without the division and ≈ √(p(1 − p)) with it.
-    ``p``: scalar or array; returns the same shape.
-    """
+    ``p``: scalar or array; returns the same shape."""
     out = np.zeros_like(p)
     for k in range(G + 1):
         R = np.r_[np.ones(k), np.zeros(G - k)]                       # (G,) k successes
@@ -358,7 +358,7 @@ def group_update_size(p, G, algo="grpo"):
 
 def _check_advantage_gap(p, G, algo):
     one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
-    return {"p": _probabilities(p), "G": integer(G, "G", lo=2)}
+    return {"p": _probabilities(p), "G": _group_size(G)}
 
 
 @checked(_check_advantage_gap)
@@ -370,8 +370,7 @@ def advantage_gap(p, G, algo="grpo"):
     where Â(r; k) is the advantage (:func:`toy.rl.advantages`) of a sample with reward r whose
     G − 1 group mates won k times. For ``"reinforce"`` c = 1, for ``"dr_grpo"`` c = 1 − 1/G and for
     ``"rloo"`` c = 1 (constants); for ``"grpo"`` it depends on p (the division by σ_R).
-    ``p``: scalar or array; returns the same shape.
-    """
+    ``p``: scalar or array; returns the same shape."""
     out = np.zeros_like(p)
     for k in range(G):                                               # wins among the G − 1 others
         others = np.r_[np.ones(k), np.zeros(G - 1 - k)]
@@ -383,7 +382,7 @@ def advantage_gap(p, G, algo="grpo"):
 
 def _check_expected_estimate(theta, algo, G):
     one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
-    return {"theta": ns.check_theta(theta), "G": integer(G, "G", lo=2)}
+    return {"theta": ns.check_theta(theta), "G": _group_size(G)}
 
 
 @checked(_check_expected_estimate)
@@ -445,8 +444,8 @@ def _stack(theta0, K):
     if theta0.ndim == 3:
         if len(theta0) != K:
             raise ValueError(f"theta0 of shape {theta0.shape} must hold one table per seed ({K})")
-        return np.concatenate([ns.check_theta(th) for th in theta0])
-    return np.tile(ns.check_theta(theta0), (K, 1))
+        return np.concatenate([ns.check_theta(th, "theta0") for th in theta0])
+    return np.tile(ns.check_theta(theta0, "theta0"), (K, 1))
 
 
 def _evaluate_seeds(theta, hist, step, targets):
@@ -550,6 +549,7 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     normaliser (``algo="reinforce"``) takes this step *in expectation*. Returns ``(theta,
     history)`` with ``eval_step`` and exact ``J``."""
     integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
+    size(steps, "steps", MAX_LOOP // 100, "exact-gradient steps (about a millisecond each)")
     theta = np.array(ns.check_theta(theta0, "theta0"), dtype=float)
     hist = {"eval_step": [], "J": []}
     for step in range(steps):

@@ -88,6 +88,8 @@ def estimator_bars(names, scale, variance):
     (left, with 1 and (G − 1)/G marked) and its variance ÷ c² (right). ``scale`` and
     ``variance`` map each group size G to one value per name. Returns ``draw(G)``; the figure is
     built once."""
+    if isinstance(names, str) or not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"names must be a non-empty list of estimator names, got {names!r}")
     for d, name in ((scale, "scale"), (variance, "variance")):
         if not isinstance(d, dict) or not d or set(d) != set(scale) or any(np.shape(v) != (len(names),) for v in d.values()):
             raise ValueError(f"{name} must map each G (the same for scale and variance) to {len(names)} values, one per name")
@@ -161,6 +163,11 @@ def length_curves(ax, x, runs, title, start=None):
     the mean thinking length of right (solid) and wrong (dashed) answers over updates, ± 2
     standard errors over runs; a dotted line at update ``start``."""
     instance(runs, dict, "runs")
+    if not all(isinstance(h, dict) and {"len_right", "len_wrong"} <= set(h) for h in runs.values()):
+        raise ValueError("runs must map each name to length_toy.train's dict (with len_right and len_wrong)")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, (int, float, np.number))
+                              or not np.isfinite(start)):
+        raise ValueError(f"start must be a finite update number (or None), got {start!r}")
     for j, (name, h) in enumerate(runs.items()):
         for key, ls, what in (("len_right", "-", "right answers"), ("len_wrong", "--", "wrong answers")):
             mean_se_band(ax, x, h[key], n_se=2, axis=-1, ls=ls, color=COLORS[j], label=f"{name}: {what}")

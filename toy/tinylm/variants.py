@@ -45,6 +45,8 @@ CONTROLS = {                                               # controls that isola
 
 def race_configs(controls=False):
     """{name: RLConfig} of the race (``controls``: of the control runs instead)."""
+    if not isinstance(controls, bool):
+        raise ValueError(f"controls must be True or False, got {controls!r}")
     return {name: RLConfig(**{**RACE_BASE, **kw}) for name, kw in (CONTROLS if controls else RACE).items()}
 
 
