@@ -141,10 +141,11 @@ def _matmul_floor(layouts, decodes, cfg, repeat=3):
 
 
 def part3(steps=200, seeds=10):
-    """Part III's trainer: one GRPO run on one core, ten seeds through ``cached_train_rl_many``,
+    """Part III's trainer: one GRPO run on one core (``train_rl_many`` with one run: the loop every
+    cached and recorded run goes through), ten seeds through ``cached_train_rl_many``,
     and the matmul floor. Prints each against its budget; returns the number over."""
     import shutil
-    from toy.tinylm import cache as tc, runs, train as tt
+    from toy.tinylm import cache as tc, many, runs, train as tt
     bad = 0
     cpus = _pin_one_cpu()
     print(f"Part III trainer ({'one core: CPU %d' % sorted(os.sched_getaffinity(0))[0] if cpus else 'not pinned'}):")
@@ -165,7 +166,7 @@ def part3(steps=200, seeds=10):
     for i in range(3):
         runs.forward, runs._decode = (forward, decode) if i == 0 else (real_forward, real_decode)
         t0, c0 = time.perf_counter(), time.process_time()
-        tt.train_rl(sft, cfg, seed=0)
+        many.train_rl_many(sft, [cfg], [0], progress=False)
         times.append((time.perf_counter() - t0, time.process_time() - c0))
     runs.forward, runs._decode = real_forward, real_decode
     wall = sorted(t for t, _ in times)[1]
