@@ -57,10 +57,10 @@ def trainers():
     from toy.arith import train as T
     train, test = A.make_dataset()
     return [
-        ("arith_train.reinforce, GRPO advantages, 30 batches", 1.0,
-         lambda: T.reinforce(train, test, T.ReinforceConfig("grpo", steps=30), seed=1)),
-        ("arith_train.grpo, GRPOConfig(), 30 batches", 1.0,
-         lambda: T.grpo(train, test, T.GRPOConfig(steps=30), seed=0)),
+        ("arith_train.train_reinforce, GRPO advantages, 30 batches", 1.0,
+         lambda: T.train_reinforce(A.Model(), T.ReinforceConfig("grpo", steps=30), seed=1, train=train, test=test)),
+        ("arith_train.train_grpo, GRPOConfig(), 30 batches", 1.0,
+         lambda: T.train_grpo(A.Model(), T.GRPOConfig(steps=30), seed=0, train=train, test=test)),
     ]
 
 

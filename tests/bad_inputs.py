@@ -13,11 +13,13 @@ import pytest
 
 CATEGORIES = ("type", "numpy-scalar", "big-int", "non-finite", "overflow", "shape", "size", "value")
 
-# the bad values of each category, for a scalar argument
-_NOT_A_NUMBER = [True, False, "1", None, b"1", 1j, [[1.0]], {"x": 1}, np.str_("2"), np.bool_(True)]
-_NOT_FINITE = [np.nan, np.inf, -np.inf, np.float32("nan"), np.float16("inf"), np.longdouble("-inf")]
-_BIG_INTS = [10**400, -10**400]                                    # beyond the float range
-_INT_BIG = [2**63, 10**30, -10**30, np.uint64(2**64 - 1)]          # beyond int64
+# One bad value per category and argument (the categories share their check: a second NaN or
+# another integer width would run the same line again): for a scalar argument,
+_NOT_A_NUMBER = ["1", None]                                        # type: a string, a missing value
+_NUMPY_NOT_A_NUMBER = np.bool_(True)                              # numpy-scalar: a numpy bool
+_NOT_FINITE = np.nan                                               # non-finite
+_BIG_INT = 10**400                                                 # big-int: beyond the float range
+_INT_BIG = 2**63                                                   # big-int: beyond int64
 
 
 def _numpy_widths(x):
@@ -30,19 +32,12 @@ def _numpy_widths(x):
 
 
 def _array_bad(value):
-    """Bad versions of a valid float array ``value``."""
+    """Bad versions of a valid float array ``value``, one per category."""
     a = np.asarray(value, dtype=float)
-    out = {"type": ["abc", None, True, np.array(["1", "2"]), [None] * max(a.size, 1), 1j * np.ones(a.shape),
-                    {"a": 1}],
-           "non-finite": [], "big-int": []}
-    for bad in (np.nan, np.inf, -np.inf):
-        b = a.copy()
-        b.flat[0] = bad
-        out["non-finite"].append(b)
-    b = a.ravel().tolist()
-    b[0] = 10**400
-    out["big-int"].append(np.array(b, dtype=object).reshape(a.shape))
-    return out
+    nan, big = a.copy(), a.ravel().tolist()
+    nan.flat[0] = np.nan
+    big[0] = 10**400
+    return {"type": ["abc"], "non-finite": [nan], "big-int": [np.array(big, dtype=object).reshape(a.shape)]}
 
 
 def cases(fn, valid, spec):
@@ -62,53 +57,39 @@ def cases(fn, valid, spec):
         kind, _, lo = kind.rstrip("?").partition(":")
         if kind in ("real", "positive", "nonneg", "int"):
             for v in _NOT_A_NUMBER:
-                add("type" if not isinstance(v, (np.str_, np.bool_)) else "numpy-scalar", arg, v)
-            for v in _NOT_FINITE:
-                add("non-finite", arg, v)
-            for v in _BIG_INTS:
-                add("big-int", arg, v)
+                add("type", arg, v)
+            add("numpy-scalar", arg, _NUMPY_NOT_A_NUMBER)
+            add("non-finite", arg, _NOT_FINITE)
+            add("big-int", arg, _BIG_INT if kind != "int" else _INT_BIG)
         if kind == "positive":
-            for v in (0, -1.0, np.float32(-2), np.int8(0)):
-                add("value", arg, v)
+            add("value", arg, 0)
         if kind == "nonneg":
-            for v in (-1.0, np.float16(-1), np.int64(-3)):
-                add("value", arg, v)
+            add("value", arg, -1.0)
         if kind == "int":
-            for v in _INT_BIG:
-                add("big-int", arg, v)
-            for v in (2.5, np.float32(1.5), np.float64(0.5)):
-                add("numpy-scalar" if isinstance(v, np.generic) else "value", arg, v)
+            add("value", arg, 2.5)
             if lo:
-                for v in (int(lo) - 1, np.int8(int(lo) - 1), np.uint8(0) if int(lo) > 0 else np.int64(int(lo) - 5)):
-                    add("value", arg, v)
+                add("value", arg, int(lo) - 1)
         if kind == "array":
             for cat, values in _array_bad(valid[arg]).items():
                 for v in values:
                     add(cat, arg, v)
         if kind == "int_array":
             a = np.asarray(valid[arg])
-            for v in ("abc", None, np.array(["1"]), a.astype(bool) if a.size else np.array([True])):
-                add("type", arg, v)
-            for bad in (np.nan, np.inf, 0.5):
+            add("type", arg, "abc")
+            for bad, cat in ((np.nan, "non-finite"), (0.5, "value")):
                 b = a.astype(float).copy()
                 b.flat[0] = bad
-                add("non-finite" if bad != 0.5 else "value", arg, b)
-            for bad in (10**30, 2**63):
-                b = a.ravel().tolist()
-                b[0] = bad
-                add("big-int", arg, np.array(b, dtype=object).reshape(a.shape))
-            b = a.astype(np.uint64).copy()
-            b.flat[0] = np.uint64(2**64 - 1)
-            add("big-int", arg, b)
+                add(cat, arg, b)
+            b = a.ravel().tolist()
+            b[0] = 2**63
+            add("big-int", arg, np.array(b, dtype=object).reshape(a.shape))
         if kind == "rng":
-            for v in (None, 0, "rng", np.random, np.random.RandomState(0), np.random.default_rng):
-                add("type", arg, v)
+            add("type", arg, 0)
         if kind == "flag":
-            for v in (None, 1, "True", 1.0, np.float64(1.0)):
-                add("type", arg, v)
+            add("type", arg, "True")
         if kind == "choice":
-            for v in (None, 1, True, "no such choice", b"grpo", np.str_("no such")):
-                add("type" if not isinstance(v, str) else "value", arg, v)
+            add("type", arg, 1)
+            add("value", arg, "no such choice")
     return params
 
 

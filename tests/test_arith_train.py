@@ -18,6 +18,11 @@ def data():
     return A.make_dataset()
 
 
+def _run(fn, train, test, *args, **kw):
+    """A Part II trainer from the base model on the problems (train, test)."""
+    return fn(A.Model(), *args, train=train, test=test, **kw)
+
+
 def _batch(methods, contexts, logp_old):
     """A hand-made Samples object: (B, G, L) arrays."""
     m = np.asarray(methods)
@@ -63,9 +68,9 @@ def test_sft_many_steps_match_repeated_chain_rule_steps():
 
 def test_star_phenomena(data):
     train, test = data
-    plain = T.star(train, test, seed=0)
-    hint = T.star(train, test, T.STaRConfig(hint=1.5), seed=0)
-    coarse = T.star(train, test, T.STaRConfig(verifier="units"), seed=0)
+    plain = _run(T.train_star, train, test, seed=0)[1]
+    hint = _run(T.train_star, train, test, T.STaRConfig(hint=1.5), seed=0)[1]
+    coarse = _run(T.train_star, train, test, T.STaRConfig(verifier="units"), seed=0)[1]
     assert plain["pass1"][3] > 3 * plain["pass1"][0]                 # the flywheel turns
     assert plain["pass1"][-1] - plain["pass1"][3] < 0.1              # ... then stalls
     assert np.all(plain["kept_right"] == plain["kept"])             # exact verifier: all kept are right
@@ -105,10 +110,10 @@ def test_pg_step_one_answer_by_hand():
 
 def test_reinforce_learns_reproducibly(data):
     train, test = data
-    h = T.reinforce(train, test, T.ReinforceConfig("grpo"), seed=1)
-    assert h["pass1"].shape == (31,) and h["train_reward"].shape == (30,)
+    h = _run(T.train_reinforce, train, test, T.ReinforceConfig("grpo"), seed=1)[1]
+    assert h["pass1"].shape == (31,) and h["reward"].shape == (30,)
     assert h["pass1"][-1] > h["pass1"][0] + 0.3 and "clip_frac" not in h
-    h2 = T.reinforce(train, test, T.ReinforceConfig("grpo"), seed=1)
+    h2 = _run(T.train_reinforce, train, test, T.ReinforceConfig("grpo"), seed=1)[1]
     np.testing.assert_array_equal(h["pass1"], h2["pass1"])
     assert h["samples"][-1] == 30 * 16 * 8
 
@@ -133,18 +138,18 @@ def _reinforce_loop(train, test, cfg, seed):
 def test_reinforce_seeds_is_exactly_the_loop_over_seeds(data, advantage):
     train, test = data
     cfg = T.ReinforceConfig(advantage, steps=4, G=4, n_prompts=8)
-    models, h = T.reinforce_seeds(train, test, cfg, seeds=(3, 0, 7))
-    assert h["pass1"].shape == (3, 5) and h["train_reward"].shape == (3, 4)
+    models, h = _run(T.train_reinforce_seeds, train, test, cfg, seeds=(3, 0, 7))
+    assert h["pass1"].shape == (3, 5) and h["reward"].shape == (3, 4)
     for k, (seed, model) in enumerate(zip((3, 0, 7), models)):
         pass1, delta = _reinforce_loop(train, test, cfg, seed)
         np.testing.assert_array_equal(h["pass1"][k], pass1)
         np.testing.assert_array_equal(model.delta, delta)
-        np.testing.assert_array_equal(T.reinforce(train, test, cfg, seed=seed)["pass1"], pass1)
+        np.testing.assert_array_equal(_run(T.train_reinforce, train, test, cfg, seed=seed)[1]["pass1"], pass1)
 
 
 def test_mean_abs_advantage_order_at_start(data):
     train, test = data
-    first = {k: np.mean([T.reinforce(train, test, T.ReinforceConfig(k, steps=1), seed=s)["mean_abs_adv"][0]
+    first = {k: np.mean([_run(T.train_reinforce, train, test, T.ReinforceConfig(k, steps=1), seed=s)[1]["mean_abs_adv"][0]
                          for s in range(5)]) for k in ("rft", "baseline", "rloo", "grpo")}
     assert first["rft"] < first["rloo"] < first["baseline"] < first["grpo"]
 
@@ -222,13 +227,13 @@ def test_grpo_callback_sees_every_update(data):
     train, test = data
     seen = []
     cfg = T.GRPOConfig(steps=2, mu=3)
-    h = T.grpo(train, test, cfg, seed=0, callback=lambda *a: seen.append(a))
+    _, h = _run(T.train_grpo, train, test, cfg, seed=0, callback=lambda *a: seen.append(a))
     assert [(step, u) for step, u, *_ in seen] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     step, u, s, adv, ratio = seen[0]
     assert adv.shape == s.method.shape[:2] and ratio.shape == s.method.shape
     np.testing.assert_allclose(ratio[s.mask > 0], 1.0)      # the first update is on-policy
     assert np.any(np.abs(seen[1][4][s.mask > 0] - 1) > 1e-3)
-    again = T.grpo(train, test, cfg, seed=0)                # the callback changes nothing
+    _, again = _run(T.train_grpo, train, test, cfg, seed=0)               # the callback changes nothing
     np.testing.assert_array_equal(again["pass1"], h["pass1"])
 
 
@@ -273,31 +278,31 @@ def test_overlong_switch_on_a_hand_made_batch():
 def test_grpo_trainer_runs_every_switch(data):
     train, test = data
     for cfg in (T.GRPOConfig(), T.GRPOConfig(beta=0.1), T.dapo_config()):
-        h = T.grpo(train, test, replace(cfg, steps=5), seed=0)
+        _, h = _run(T.train_grpo, train, test, replace(cfg, steps=5), seed=0)
         assert h["pass1"].shape == (6,) and np.all(np.isfinite(h["pass1"]))
         assert np.all(np.diff(h["samples"]) >= cfg.n_prompts * cfg.G)
         assert np.all((0 <= h["clip_frac"]) & (h["clip_frac"] <= 1))
     assert T.dapo_config().eps_high == 0.28 and T.GRPOConfig().eps_high is None
-    h = T.grpo(train, test, T.GRPOConfig(), seed=0)
+    _, h = _run(T.train_grpo, train, test, T.GRPOConfig(), seed=0)
     assert h["pass1"][-1] > 0.5
 
 
 # --- bad input ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, word", [
-    (lambda tr, te: T.star(tr, te, T.STaRConfig(rounds=0)), "rounds"),
-    (lambda tr, te: T.star(tr, te, T.STaRConfig(hint=-1)), "hint"),
-    (lambda tr, te: T.star(tr, te, T.STaRConfig(verifier="tens")), "verifier"),
-    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(algo="ppo")), "algo"),
-    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(lr=0)), "lr"),
-    (lambda tr, te: T.reinforce(tr, te, T.ReinforceConfig(G=1)), "G"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(G=1)), "G"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(eps_low=-0.1)), "eps_low"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(mu=0)), "mu"),
-    (lambda tr, te: T.grpo(tr, te, {"lr": 4}), "cfg"),
-    (lambda tr, te: T.grpo(tr, te, callback=3), "callback"),
-    (lambda tr, te: T.grpo(tr, te, T.GRPOConfig(loss_type="mean")), "loss_type"),
-    (lambda tr, te: T.reinforce(tr, te, {"lr": 4}), "cfg"),
+    (lambda tr, te: _run(T.train_star, tr, te, T.STaRConfig(rounds=0)), "rounds"),
+    (lambda tr, te: _run(T.train_star, tr, te, T.STaRConfig(hint=-1)), "hint"),
+    (lambda tr, te: _run(T.train_star, tr, te, T.STaRConfig(verifier="tens")), "verifier"),
+    (lambda tr, te: _run(T.train_reinforce, tr, te, T.ReinforceConfig(algo="ppo")), "algo"),
+    (lambda tr, te: _run(T.train_reinforce, tr, te, T.ReinforceConfig(lr=0)), "lr"),
+    (lambda tr, te: _run(T.train_reinforce, tr, te, T.ReinforceConfig(G=1)), "G"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, T.GRPOConfig(G=1)), "G"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, T.GRPOConfig(eps_low=-0.1)), "eps_low"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, T.GRPOConfig(mu=0)), "mu"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, {"lr": 4}), "cfg"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, callback=3), "callback"),
+    (lambda tr, te: _run(T.train_grpo, tr, te, T.GRPOConfig(loss_type="mean")), "loss_type"),
+    (lambda tr, te: _run(T.train_reinforce, tr, te, {"lr": 4}), "cfg"),
 ])
 def test_bad_input_raises_value_error(data, call, word):
     with pytest.raises(ValueError, match=word):
@@ -306,11 +311,11 @@ def test_bad_input_raises_value_error(data, call, word):
 
 def test_star_accepts_a_verifier_function(data):
     train, test = data
-    always = T.star(train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(got.shape, bool)))
+    _, always = _run(T.train_star, train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(got.shape, bool)))
     assert always["kept"][0] == len(train)                          # everything kept
     assert always["kept_right"][0] < 0.2 * len(train)               # ... mostly wrong
     with pytest.raises(ValueError, match="verifier"):
-        T.star(train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(3, bool)))
+        _run(T.train_star, train, test, T.STaRConfig(rounds=1, verifier=lambda got, want: np.ones(3, bool)))
 
 
 # ------------------------------------------------------------------ bad input, one table
@@ -330,8 +335,8 @@ BAD_INPUTS = [
     (T.train_sft, (None, _S), {"keep": _KEEP}, "base"),
     (T.train_sft, (_M, None), {"keep": _KEEP}, "samples"),
     (T.train_sft, (_M, _S, {"steps": 3}), {}, "cfg"),
-    (T.star_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
-    (T.star_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
+    (T.train_star_seeds, (_M,), {"train": _TR, "test": _TE, "seeds": []}, "seeds"),
+    (T.train_star_seeds, (_M, "cfg"), {"train": _TR, "test": _TE}, "cfg"),
     (T.STaRConfig, (), {"rounds": 0}, "rounds"),
     (T.STaRConfig, (), {"hint": -1}, "hint"),
     (T.STaRConfig, (), {"hint": None}, "hint"),
@@ -339,9 +344,9 @@ BAD_INPUTS = [
     (T.STaRConfig, (), {"sft_steps": -1}, "sft_steps"),
     (T.STaRConfig, (), {"sft_lr": 0}, "sft_lr"),
     (T.STaRConfig, (), {"temperature": "1"}, "temperature"),
-    (T.star, (_TR, _TE), {"seed": -3}, "seed"),
-    (T.star, (None, _TE), {}, "train"),
-    (T.star, (_TR, _TE, {"rounds": 2}), {}, "cfg"),
+    (T.train_star, (_M,), {"train": _TR, "test": _TE, "seed": -3}, "seed"),
+    (T.train_star, (_M,), {"train": "problems", "test": _TE}, "train"),
+    (T.train_star, (_M, {"rounds": 2}), {"train": _TR, "test": _TE}, "cfg"),
     (T.ReinforceConfig, (), {"algo": "ppo"}, "algo"),
     (T.ReinforceConfig, (), {"algo": "sft"}, "algo"),
     (T.ReinforceConfig, (), {"lr": 0}, "lr"),
@@ -349,13 +354,13 @@ BAD_INPUTS = [
     (T.ReinforceConfig, (), {"G": 1}, "G"),
     (T.ReinforceConfig, (), {"steps": 0}, "steps"),
     (T.ReinforceConfig, (), {"n_prompts": 0}, "n_prompts"),
-    (T.reinforce, (_TR, _TE, T.ReinforceConfig(n_prompts=21)), {}, "n_prompts"),   # more than the train set
+    (T.train_reinforce, (_M, T.ReinforceConfig(n_prompts=21)), {"train": _TR, "test": _TE}, "n_prompts"),   # more than the train set
     (T.ReinforceConfig, (), {"baseline_decay": 2}, "baseline_decay"),
-    (T.reinforce, (_TR, "test"), {}, "test"),
-    (T.reinforce, (_TR, _TE), {"seed": None}, "seed"),
-    (T.reinforce_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
-    (T.reinforce_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seeds"),
-    (T.reinforce_seeds, (_TR, _TE, "cfg"), {}, "cfg"),
+    (T.train_reinforce, (_M,), {"train": _TR, "test": "test"}, "test"),
+    (T.train_reinforce, (_M,), {"train": _TR, "test": _TE, "seed": None}, "seed"),
+    (T.train_reinforce_seeds, (_M,), {"train": _TR, "test": _TE, "seeds": []}, "seeds"),
+    (T.train_reinforce_seeds, (_M,), {"train": _TR, "test": _TE, "seeds": [0, -1]}, "seeds"),
+    (T.train_reinforce_seeds, (_M, "cfg"), {"train": _TR, "test": _TE}, "cfg"),
     (T.GRPOConfig, (), {"G": 1}, "G"),
     (T.GRPOConfig, (), {"n_prompts": 0}, "n_prompts"),
     (T.GRPOConfig, (), {"steps": 0}, "steps"),
@@ -386,13 +391,13 @@ BAD_INPUTS = [
     (T.grpo_step, (_M, _S, np.ones((4, 3)), None), {}, "cfg"),
     (T.grpo_step, (None, _S, np.ones((4, 3)), T.GRPOConfig()), {}, "model"),
     (T.grpo_step, (_M, _S, np.ones((4, 3)), T.GRPOConfig(beta=0.1)), {"ref": "ref"}, "ref"),
-    (T.grpo, (_TR, _TE, {"lr": 4}), {}, "cfg"),
-    (T.grpo, (_TR, _TE), {"callback": "print"}, "callback"),
-    (T.grpo, (_TR, _TE, T.GRPOConfig(n_prompts=21)), {}, "n_prompts"),
-    (T.grpo, (_TR, _TE), {"seed": 1.5}, "seed"),
-    (T.grpo_seeds, (_TR, _TE), {"seeds": [0, -1]}, "seeds"),
-    (T.grpo_seeds, (_TR, _TE), {"processes": 0}, "processes"),
-    (T.grpo_seeds, (_TR, _TE, {"lr": 4}), {}, "cfg"),
+    (T.train_grpo, (_M, {"lr": 4}), {"train": _TR, "test": _TE}, "cfg"),
+    (T.train_grpo, (_M,), {"train": _TR, "test": _TE, "callback": "print"}, "callback"),
+    (T.train_grpo, (_M, T.GRPOConfig(n_prompts=21)), {"train": _TR, "test": _TE}, "n_prompts"),
+    (T.train_grpo, (_M,), {"train": _TR, "test": _TE, "seed": 1.5}, "seed"),
+    (T.train_grpo_seeds, (_M,), {"train": _TR, "test": _TE, "seeds": [0, -1]}, "seeds"),
+    (T.train_grpo_seeds, (_M,), {"train": _TR, "test": _TE, "processes": 0}, "processes"),
+    (T.train_grpo_seeds, (_M, {"lr": 4}), {"train": _TR, "test": _TE}, "cfg"),
 ]
 
 
@@ -421,7 +426,7 @@ def test_sft_config_normaliser_divides_the_gradient():
 
 
 def test_loss_type_none_is_the_default_table_entry():
-    assert T.GRPOConfig().loss_type is None and T.DEFAULT_LOSS_TYPE == {"reinforce": "sum", "grpo": "grpo"}
+    assert T.GRPOConfig().loss_type is None and rl.DEFAULT_LOSS_TYPE["grpo"] == "grpo" and T.REINFORCE_LOSS == "sum"
     probs = A.make_problems(6, 0)
     s = A.sample(A.Model(), probs, 4, np.random.default_rng(0))
     adv = rl.grpo_advantages(A.verify(s, probs))
@@ -433,23 +438,24 @@ def test_loss_type_none_is_the_default_table_entry():
 
 def test_star_seeds_and_grpo_seeds_stack_the_single_runs(data):
     train, test = data
-    models, h = T.star_seeds(train, test, T.STaRConfig(rounds=2), seeds=(4, 1))
+    models, h = _run(T.train_star_seeds, train, test, T.STaRConfig(rounds=2), seeds=(4, 1))
     assert h["pass1"].shape == (2, 3) and h["p_correct"].shape == (2, 3, 5) and len(models) == 2
     for k, seed in enumerate((4, 1)):
-        one = T.star(train, test, T.STaRConfig(rounds=2), seed=seed)
+        model, one = _run(T.train_star, train, test, T.STaRConfig(rounds=2), seed=seed)
         np.testing.assert_array_equal(h["kept"][k], one["kept"])
-        np.testing.assert_array_equal(models[k].delta, one["model"].delta)
+        np.testing.assert_array_equal(models[k].delta, model.delta)
     cfg = T.GRPOConfig(steps=2)
-    models, h = T.grpo_seeds(train, test, cfg, seeds=(2, 5), processes=1)
+    models, h = _run(T.train_grpo_seeds, train, test, cfg, seeds=(2, 5), processes=1)
     assert h["clip_frac"].shape == (2, 2)
     for k, seed in enumerate((2, 5)):
-        one = T.grpo(train, test, cfg, seed=seed)
+        model, one = _run(T.train_grpo, train, test, cfg, seed=seed)
         np.testing.assert_array_equal(h["pass1"][k], one["pass1"])
-        np.testing.assert_array_equal(models[k].delta, one["model"].delta)
+        np.testing.assert_array_equal(models[k].delta, model.delta)
 
 
-@pytest.mark.parametrize("fn", [T.train_sft, T.star, T.pg_step, T.reinforce, T.reinforce_seeds, T.grpo_step,
-                                T.reward_with_overlong, T.grpo, T.star_seeds, T.grpo_seeds])
+@pytest.mark.parametrize("fn", [T.train_sft, T.train_star, T.pg_step, T.train_reinforce, T.train_reinforce_seeds,
+                                T.grpo_step, T.reward_with_overlong, T.train_grpo, T.train_star_seeds,
+                                T.train_grpo_seeds])
 def test_shown_functions_are_the_equation_alone(fn):
     import toy
     src = repr(toy.show(fn))

@@ -70,15 +70,15 @@ def test_p_solve_matches_sampling(data):
 
 def test_rl_sharpens_and_loses_the_tricky_problems(data):
     train, test = data
-    h = V.train(train, test, ReinforceConfig(steps=60), seed=0)
-    h2 = V.train(train, test, ReinforceConfig(steps=60), seed=0)
+    model, h = V.train_reinforce(V.Model(), ReinforceConfig(steps=60), seed=0, train=train, test=test)
+    _, h2 = V.train_reinforce(V.Model(), ReinforceConfig(steps=60), seed=0, train=train, test=test)
     np.testing.assert_array_equal(h["pass1"], h2["pass1"])              # reproducible
     assert h["pass1"].shape == (61,) and h["probs"].shape == (61, 5, 4)
     assert h["pass1"][-1] > h["pass1"][0] + 0.5                          # RL wins at k = 1
     p_rare = h["probs"][-1][[arith.MUL2, arith.MUL2_BIG], V.RARE]
     assert np.all(p_rare < 0.2 * V.P_START[[arith.MUL2, arith.MUL2_BIG], V.RARE])   # rare method dropped
     tricky = V.is_tricky(test)
-    base, rl = V.p_solve(V.Model(), test)[tricky], V.p_solve(h["model"], test)[tricky]
+    base, rl = V.p_solve(V.Model(), test)[tricky], V.p_solve(model, test)[tricky]
     k = 256
     assert np.mean(1 - (1 - base) ** k) > np.mean(1 - (1 - rl) ** k) + 0.2   # base wins at large k
 
@@ -106,9 +106,9 @@ def test_bad_input(data):
     with pytest.raises(ValueError, match="n must"):
         V.sample(V.Model(), train, 0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="G must"):
-        V.train(train, test, ReinforceConfig(G=1))
+        V.train_reinforce(V.Model(), ReinforceConfig(G=1), train=train, test=test)
     with pytest.raises(ValueError, match="lr must"):
-        V.train(train, test, ReinforceConfig(lr=0))
+        V.train_reinforce(V.Model(), ReinforceConfig(lr=0), train=train, test=test)
 
 
 # ------------------------------------------------------------------ bad input, one table
@@ -132,14 +132,15 @@ BAD_INPUTS = [
     (V.p_solve, (V.Model(), [1]), {}, "problems"),
     (V.p_solve, (V.Model(), _TE), {"temperature": -1}, "temperature"),
     (V.pass1_exact, (V.Model(), _TE.subset([])), {}, "problems"),
-    (V.train, (_TR, _TE, "cfg"), {}, "cfg"),
-    (V.train, (_TR, _TE, ReinforceConfig(algo="baseline")), {}, "cfg.algo"),
-    (V.train_seeds, (_TR, _TE), {"seeds": []}, "seeds"),
-    (V.train, (_TR, _TE, ReinforceConfig(n_prompts=21)), {}, "cfg.n_prompts"),
+    (V.train_reinforce, (V.Model(), "cfg"), {"train": _TR, "test": _TE}, "cfg"),
+    (V.train_reinforce, (V.Model(), ReinforceConfig(algo="baseline")), {"train": _TR, "test": _TE}, "cfg.algo"),
+    (V.train_reinforce_seeds, (V.Model(),), {"train": _TR, "test": _TE, "seeds": []}, "seeds"),
+    (V.train_reinforce, (V.Model(), ReinforceConfig(n_prompts=21)), {"train": _TR, "test": _TE}, "cfg.n_prompts"),
     (ReinforceConfig, (), {"lr": "4"}, "lr"),
     (ReinforceConfig, (), {"steps": None}, "steps"),
-    (V.train, (_TR, _TE), {"seed": -1}, "seed"),
-    (V.train, (_TR, None), {}, "test_set"),
+    (V.train_reinforce, (V.Model(),), {"train": _TR, "test": _TE, "seed": -1}, "seed"),
+    (V.train_reinforce, (V.Model(),), {"train": _TR, "test": 3}, "test"),
+    (V.train_reinforce, (arith.Model(),), {"train": _TR, "test": _TE}, "policy"),     # Part II's model, not the variant's
 ]
 
 
@@ -152,9 +153,9 @@ def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name
 def test_train_seeds_stacks_the_single_runs():
     tr, te = arith.make_problems(40, seed=1), arith.make_problems(10, seed=2)
     cfg = ReinforceConfig(steps=3, n_prompts=8, G=4)
-    models, h = V.train_seeds(tr, te, cfg, seeds=(1, 0))
+    models, h = V.train_reinforce_seeds(V.Model(), cfg, seeds=(1, 0), train=tr, test=te)
     assert h["probs"].shape == (2, 4, 5, 4)
     for k, seed in enumerate((1, 0)):
-        one = V.train(tr, te, cfg, seed=seed)
+        model, one = V.train_reinforce(V.Model(), cfg, seed=seed, train=tr, test=te)
         np.testing.assert_array_equal(h["pass1"][k], one["pass1"])
-        np.testing.assert_array_equal(models[k].delta, one["model"].delta)
+        np.testing.assert_array_equal(models[k].delta, model.delta)

@@ -60,45 +60,46 @@ RAISES = {
 }
 
 
-def _run(checker, fn, capsys):
-    r = getattr(check, checker)(fn)
-    out = capsys.readouterr().out
-    assert isinstance(r, _core.Result) and not r, (checker, r)
-    assert r.message and r.message.startswith("✗") and r.message in out
-    return r
-
-
-@pytest.mark.parametrize("checker", FUNCTION_CHECKERS)
-@pytest.mark.parametrize("category", sorted(RETURNS))
-def test_bad_returns_fail_without_raising(checker, category, capsys):
-    _run(checker, RETURNS[category], capsys)
-
-
-@pytest.mark.parametrize("checker", FUNCTION_CHECKERS)
-@pytest.mark.parametrize("category", sorted(RAISES))
-def test_answers_that_raise_fail_without_raising(checker, category, capsys):
-    exc = RAISES[category]
-
+def _raiser(exc):
     def fn(*a):
         raise exc
-    r = _run(checker, fn, capsys)
-    assert "raised" in r.message
+    return fn
+
+
+# one table: each category of bad answer, for every function checker
+BAD_ANSWERS = {**{f"returns {k}": fn for k, fn in RETURNS.items()},
+               **{f"raises {k}": _raiser(exc) for k, exc in RAISES.items()},
+               "not callable": 3.0, "wrong arity": lambda: 0.0, "a class": Weird}
+
+
+def _fails_cleanly(checker, fn, capsys):
+    """None if the checker returns a failing Result for ``fn`` and prints its message; else what went wrong."""
+    try:
+        r = getattr(check, checker)(fn)
+    except Exception as e:                                   # noqa: BLE001 — the defect under test
+        return f"raised {type(e).__name__}: {e}"
+    out = capsys.readouterr().out
+    if not isinstance(r, _core.Result) or r:
+        return f"returned {r!r}"
+    if not (r.message and r.message.startswith("✗") and r.message in out):
+        return f"message {r.message!r} not printed"
+    return None
 
 
 @pytest.mark.parametrize("checker", FUNCTION_CHECKERS)
-@pytest.mark.parametrize("what", ["not callable", "wrong arity", "a class"])
-def test_bad_functions_fail_without_raising(checker, what, capsys):
-    fn = {"not callable": 3.0, "wrong arity": lambda: 0.0, "a class": Weird}[what]
-    _run(checker, fn, capsys)
+def test_every_bad_answer_fails_without_raising(checker, capsys):
+    wrong = {cat: why for cat, fn in BAD_ANSWERS.items() if (why := _fails_cleanly(checker, fn, capsys))}
+    assert not wrong, wrong
+    for cat in RAISES:                                       # the message says the answer raised
+        getattr(check, checker)(BAD_ANSWERS[f"raises {cat}"])
+        assert "raised" in capsys.readouterr().out, cat
 
 
-@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
 @pytest.mark.parametrize("checker", FUNCTION_CHECKERS)
-def test_interrupts_go_through(checker, exc):
-    def fn(*a):
-        raise exc()
-    with pytest.raises(exc):
-        getattr(check, checker)(fn)
+def test_interrupts_go_through(checker):
+    for exc in (KeyboardInterrupt, SystemExit):
+        with pytest.raises(exc):
+            getattr(check, checker)(_raiser(exc()))
 
 
 @pytest.mark.parametrize("values", [("x", "y"), ([[1], [1, 2]], None), (Weird(), Weird()),

@@ -21,16 +21,16 @@ CASES = [
     (lambda: arith.make_dataset(10**12), "n_train"),
     (lambda: arith.sample(arith.Model(), _TR, 10**12, np.random.default_rng(0)), "n"),
     (lambda: av.sample(av.Model(), _TR, 10**12, np.random.default_rng(0)), "n"),
-    (lambda: at.grpo_seeds(_TR, _TE, at.GRPOConfig(steps=1), seeds=None), "seeds"),   # was: TypeError
-    (lambda: at.reinforce_seeds(_TR, _TE, seeds="x"), "seeds"),              # was: "seed must ..."
-    (lambda: av.train_seeds(_TR, _TE, seeds={"a": 1}), "seeds"),
+    (lambda: at.train_grpo_seeds(arith.Model(), at.GRPOConfig(steps=1), seeds=None), "seeds"),   # was: TypeError
+    (lambda: at.train_reinforce_seeds(arith.Model(), seeds="x"), "seeds"),              # was: "seed must ..."
+    (lambda: av.train_reinforce_seeds(av.Model(), seeds={"a": 1}), "seeds"),
     (lambda: ns.off_path(ns.weak_prior(), [0], n=10**12), "n"),               # was: MemoryError
     (lambda: ns.replay([[8]], np.array([[8]])), "target"),                   # was: numpy's message
     (lambda: nt.group_update_size(0.5, 10**12), "G"),                        # was: MemoryError
     (lambda: nt.advantage_gap(0.5, 10**6), "G"),
     (lambda: nt.train_exact(ns.weak_prior(), steps=10**12), "steps"),         # was: a hang
     (lambda: nt.demonstrations("x"), "policy"),                              # was: "pi must ..."
-    (lambda: nt.train_pg_seeds(np.zeros((0, 16)), nt.PGConfig(steps=1), seeds=[0]), "theta0"),
+    (lambda: nt.train_pg_seeds(np.zeros((0, 16)), nt.PGConfig(steps=1), seeds=[0]), "policy"),
     (lambda: plots.figure(10**6, 10**6), "ncols and nrows"),                 # was: MemoryError
     (lambda: plots.curves(_AX, None, {"a": [1, 2]}), "x"),                  # was: IndexError
     (lambda: plots.curves(_AX, [0, 1], {"a": [1, 2]}, styles="x"), "styles"),  # was: AttributeError

@@ -195,7 +195,7 @@ def test_rest_cold_start_stalls_on_hard_targets():
 @pytest.mark.parametrize("method", rl.ADVANTAGES)
 def test_every_method_runs_and_logs(method):
     th, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(algo=method, steps=20, eval_every=10), seed=1)
-    assert th.shape == (ns.S, ns.A) and len(h["success"]) == 20 and len(h["J"]) == 3
+    assert th.shape == (ns.S, ns.A) and len(h["reward"]) == 20 and len(h["J"]) == 3
     assert np.all(np.isfinite(th))
 
 
@@ -226,7 +226,7 @@ def test_running_mean_baseline_naive_loop(monkeypatch, decay):
         np.testing.assert_allclose(w, R - b, rtol=0, atol=1e-15)          # w = R − b, b from before
         b = decay * b + (1 - decay) * sum(R) / len(R)
     np.testing.assert_allclose(h["b"], used, rtol=1e-12)
-    np.testing.assert_allclose(h["success"], [R.mean() for R, _ in calls], rtol=1e-12)
+    np.testing.assert_allclose(h["reward"], [R.mean() for R, _ in calls], rtol=1e-12)
     assert len(set(np.round(used, 12))) > 3                              # the baseline did move
 
 
@@ -262,21 +262,21 @@ def _same_runs(batched, singles, keys):
 def test_train_pg_seeds_is_train_pg_for_every_seed(cfg):
     singles = [nt.train_pg(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
     _same_runs(nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
-               ["J", "success", "degenerate", "b", "abs_w"])
+               ["J", "reward", "degenerate", "b", "mean_abs_adv"])
 
 
 def test_train_pg_seeds_from_one_table_per_seed():
     cfg = nt.PGConfig(steps=10, eval_every=5)
     starts = np.stack([ns.weak_prior(), ns.weak_prior(in_range=1.0), ns.cold_prior()])
     singles = [nt.train_pg(th, cfg, seed=s) for th, s in zip(starts, SEEDS)]
-    _same_runs(nt.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "success", "abs_w"])
-    with pytest.raises(ValueError, match="theta0"):
+    _same_runs(nt.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "reward", "mean_abs_adv"])
+    with pytest.raises(ValueError, match="policy"):
         nt.train_pg_seeds(starts, cfg, seeds=[0, 1])
 
 
-def test_abs_w_is_the_mean_weight_size():
+def test_mean_abs_adv_is_the_mean_weight_size():
     _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="reinforce", steps=5), seed=2)
-    assert np.allclose(h["abs_w"], h["success"])                   # w = R ∈ {0, 1}: mean |w| = mean R
+    assert np.allclose(h["mean_abs_adv"], h["reward"])                   # w = R ∈ {0, 1}: mean |w| = mean R
 
 
 @pytest.mark.parametrize("cfg", [
@@ -287,7 +287,7 @@ def test_abs_w_is_the_mean_weight_size():
 def test_train_rest_seeds_is_train_rest_for_every_seed(cfg):
     singles = [nt.train_rest(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
     _same_runs(nt.train_rest_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
-               ["J", "success", "kept", "dataset"])
+               ["J", "reward", "kept", "dataset"])
 
 
 def test_train_rest_seeds_with_a_seed_that_never_wins_leaves_it_unchanged():
@@ -451,14 +451,14 @@ BAD_INPUTS = [
     (nt.PGConfig, (), {"targets": (3.5,)}, "targets"),
     (nt.demonstrations, (), {"targets": (0,)}, "targets"),
     (nt.demonstrations, (), {"targets": (2.5,)}, "targets"),
-    (nt.train_sft, (_TH[:3], _TRAJ), {}, "theta0"),
+    (nt.train_sft, (_TH[:3], _TRAJ), {}, "policy"),
     (nt.train_sft, (_TH, "demos"), {}, "demos"),
     (nt.train_sft, (_TH, _TRAJ), {"cfg": {"steps": 3}}, "cfg"),
     (nt.train_sft, (_TH, _TRAJ), {"seed": -1}, "seed"),
-    (nt.train_rest, (_TH[:3],), {}, "theta0"),
+    (nt.train_rest, (_TH[:3],), {}, "policy"),
     (nt.train_rest, (_TH,), {"cfg": nt.PGConfig()}, "cfg"),
     (nt.train_pg, (_TH,), {"seed": None}, "seed"),
-    (nt.train_pg, (None,), {}, "theta0"),
+    (nt.train_pg, (None,), {}, "policy"),
     (nt.reinforce_estimate, (_TH, _TRAJ), {"w": np.ones(5)}, "w"),
     (nt.degenerate_probability, ([0.5], None), {}, "G"),
     (nt.degenerate_probability, ([0.5], np.inf), {}, "G"),
@@ -477,13 +477,13 @@ BAD_INPUTS = [
     (nt.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"seeds": []}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"cfg": nt.ReSTConfig()}, "cfg"),
-    (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "theta0"),
+    (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "policy"),
     (nt.train_rest_seeds, (_TH,), {"seeds": [1.5]}, "seeds"),
     (nt.train_rest_seeds, (_TH,), {"cfg": None}, "cfg"),
     (nt.train_exact, (_TH,), {"steps": -1}, "steps"),
     (nt.train_exact, (_TH,), {"lr": 0}, "lr"),
     (nt.train_exact, (_TH,), {"eval_every": 0}, "eval_every"),
-    (nt.train_exact, (_TH[:2],), {}, "theta0"),
+    (nt.train_exact, (_TH[:2],), {}, "policy"),
     (nt.estimate_variance, (_TH, "traj", np.ones(2)), {}, "traj"),
     (nt.estimate_variance, (_TH, _TRAJ, np.ones(3)), {}, "w"),
     (nt.batch_cosines, (_TH, _TRAJ, np.ones(2), None), {}, "n"),

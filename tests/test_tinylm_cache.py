@@ -260,7 +260,7 @@ def test_seeds_over_warmups_start_each_seed_from_its_warmup(tmp_path, monkeypatc
     for bad in (0, -1, 1.5, "3"):
         with pytest.raises(ValueError, match="warmups"):
             cache.cached_train_rl_seeds(rl_cfg, seeds, sft_cfg=base, warmups=bad)
-    with pytest.raises(ValueError, match="^model"):
+    with pytest.raises(ValueError, match="^policy"):
         MANY.train_rl_seeds([], rl_cfg, seeds)
 
 

@@ -157,7 +157,8 @@ def test_reward_fns_and_samplers_are_per_run():
     for (p, h), (q, g) in zip(alone, together):
         assert _digest(p) == _digest(q)
         np.testing.assert_array_equal(h["accuracy"], g["accuracy"])
-    assert "reward" in together[0][1] and "reward" not in together[1][1]
+        np.testing.assert_array_equal(h["reward"], g["reward"])
+    np.testing.assert_array_equal(together[0][1]["reward"], 0.5 * np.array(together[0][1]["accuracy"]))   # half's
 
 
 @pytest.mark.parametrize("call, match", [
@@ -165,7 +166,7 @@ def test_reward_fns_and_samplers_are_per_run():
     (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1)], [0, 1]), "seeds"),
     (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(algo="ppo", steps=1), T.RLConfig(steps=1)], [0, 1]), "cfgs"),
     (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1), T.RLConfig(steps=2)], [0, 1]), "cfgs"),
-    (lambda sft: MANY.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "model"),
+    (lambda sft: MANY.train_rl_many([sft], [T.RLConfig(steps=1)] * 2, [0, 1]), "policy"),
     (lambda sft: MANY.train_rl_many(sft, [T.RLConfig(steps=1)], [0], reward_fns=[1]), "reward_fn"),
     (lambda sft: runs.Stack([]), "models"),
     (lambda sft: runs.Stack([sft, M.TinyLM(TINY)]), "models"),

@@ -321,7 +321,7 @@ def test_train_rl_updates_the_curriculum_with_each_prompts_group(monkeypatch, sf
 
 # ----------------------------------------------------------------------------- the other advantages
 @pytest.mark.parametrize("algo, loss_type, max_len", [("grpo", "grpo", None), ("dr_grpo", "dr_grpo", 16),
-                                                      ("rft", "grpo", None), ("ppo", "dapo", None)])
+                                                      ("rft", "sum", None), ("ppo", "dapo", None)])
 def test_train_rl_advantages_group_by_group(monkeypatch, sft_model, algo, loss_type, max_len):
     """Each algorithm's advantages, rows and loss type as ``train_rl`` passes them to
     ``policy_loss``, against a loop over the groups of each step's rollout: GRPO / Dr. GRPO apply
@@ -435,12 +435,16 @@ def test_record_counts_the_groups_with_all_equal_rewards_by_hand():
     reward = np.array([1, 1, 1, 0, 0, 0, 1, 0, 1, .5, .5, .5, 1, 1, 1.5, 0, 0, 0])
     think = np.array([1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0])
     chain_ok = np.array([1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0])
-    ro = T.Rollout(None, None, None, None, reward, (reward == 1).astype(float), think, chain_ok,
+    ro = T.Rollouts(None, None, None, None, reward, (reward == 1).astype(float), think, chain_ok,
                    np.full(18, 3.0), G=3)
     groups = reward.reshape(6, 3).tolist()
-    rec = T.sample_record(ro, reward_fn=lambda a, d: None)
+    rec = T.sample_record(ro, "grpo")
     assert rec["all_right"] == sum(g == [1, 1, 1] for g in groups) / 6 == 1 / 6
     assert rec["all_wrong"] == sum(g == [0, 0, 0] for g in groups) / 6 == 2 / 6
+    assert rec["degenerate"] == sum(len(set(g)) == 1 for g in groups) / 6 == 4 / 6
+    adv = [[(r - np.mean(g)) / (np.std(g) + 1e-4) for r in g] for g in groups]      # GRPO's, group by group
+    assert rec["mean_abs_adv"] == pytest.approx(np.mean(np.abs(adv)), rel=1e-12)
+    assert "mean_abs_adv" not in T.sample_record(ro, "ppo")                     # PPO's A is per token
     assert rec["accuracy"] == 7 / 18 and rec["think_share"] == 7 / 18 and rec["chain_acc"] == 4 / 7
     assert rec["reward"] == reward.mean() and rec["mean_length"] == 3.0
 
@@ -604,7 +608,7 @@ def test_default_reward_fn_is_the_exact_verifier():
     cfg = T.RLConfig(steps=3, n_prompts=4, G=4, lr=1e-2)
     p1, h1 = T.train_rl(m, cfg, seed=0)
     p2, h2 = T.train_rl(m, cfg, seed=0, reward_fn=T.exact_reward)
-    assert np.array_equal(h2.pop("reward"), h2["accuracy"])
+    assert np.array_equal(h2["reward"], h2["accuracy"]) and np.array_equal(h1["reward"], h1["accuracy"])
     for k in h1:
         if k != "time":
             assert np.array_equal(h1[k], h2[k], equal_nan=True), k

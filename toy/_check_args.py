@@ -153,7 +153,7 @@ def probabilities(x, name, atol=1e-6):
     p = as_array(x, name, min_ndim=1)
     if p.shape[-1] == 0:
         raise ValueError(f"{name} must have at least one category on its last axis, got shape {p.shape}")
-    if np.any(p < 0) or np.abs(p.sum(axis=-1) - 1.0).max() > atol:
+    if np.any(p < 0) or (p.size and np.abs(p.sum(axis=-1) - 1.0).max() > atol):
         raise ValueError(f"{name} must be probabilities (>= 0, summing to 1 along the last axis)")
     return p
 

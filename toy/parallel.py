@@ -21,6 +21,11 @@ def starmap(fn, args, processes=2, poll=None):
     processes = integer(processes, "processes", lo=1)
     if poll is not None:
         function(poll, "poll")
+    if isinstance(args, (str, bytes, dict)) or not hasattr(args, "__iter__"):
+        raise ValueError(f"args must be a list of argument tuples, got {type(args).__name__}")
+    args = list(args)
+    if not all(isinstance(a, (tuple, list)) for a in args):
+        raise ValueError("args must be a list of argument tuples (one per call), got an element that is not")
     args = [tuple(a) for a in args]
     if processes == 1 or len(args) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         out = []

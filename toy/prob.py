@@ -102,6 +102,8 @@ def _check_log_softmax_table_grad(probs, rows, actions, dlogp):
     one finite dlogp per row."""
     p = as_array(probs, "probs", ndim=2)                     # (S, A)
     S, A = p.shape
+    if S == 0 or A == 0:
+        raise ValueError(f"probs must hold at least one state and one action, got shape {p.shape}")
     for x, name, hi in ((rows, "rows", S - 1), (actions, "actions", A - 1)):
         n = int_array(x, name, lo=0, hi=hi).size
         if not np.can_cast(np.asarray(x).dtype, np.intp) or np.asarray(x).dtype == bool:

@@ -18,6 +18,8 @@ import os
 import sys
 import time
 
+from ._check_args import integer
+
 __all__ = ["Progress", "where"]
 
 
@@ -42,7 +44,7 @@ class Progress:
     ``close()`` (or leaving a ``with`` block) removes it."""
 
     def __init__(self, total, what="training", unit="steps", after=2.0, every=0.25):
-        self.total, self.what, self.unit = max(int(total), 1), what, unit
+        self.total, self.what, self.unit = max(integer(total, "total", lo=0), 1), what, unit
         self.after, self.every = after, every
         self.done, self.t0, self.drawn = 0, time.perf_counter(), 0.0
         self.place = where() if after != float("inf") else None

@@ -336,7 +336,7 @@ def draw_methods(logp_table, context, n, rng):
     """The random part of :func:`sample`: methods (P, n, L) (−1 on padding) and slip amounts,
     ``n`` per problem from the table ``logp_table`` (C, K) = ``model.log_probs(T)``. With
     :func:`execute` and :func:`as_samples`, the three steps of :func:`sample`, for trainers that
-    sample several models at once (``arith.train.reinforce_seeds``); they trust their caller."""
+    sample several models at once (``arith.train.train_reinforce_seeds``); they trust their caller."""
     ctx = np.broadcast_to(context[:, None, :], (len(context), n, context.shape[1]))
     real = ctx >= 0
     probs = np.exp(logp_table)[np.where(real, ctx, 0)]                       # (P, n, L, K)

@@ -1,17 +1,20 @@
 r"""Part II's algorithms on the arithmetic toy model (:mod:`toy.arith.model`).
 
-One function per family, each taking a dataclass config and ``seed=``, returning a history dict,
-and one ``<trainer>_seeds(train, test, cfg, seeds)`` per family that runs several seeds and returns
-(the final models, the history stacked over seeds: arrays shaped (seeds, ...)):
+Every trainer has the book's one shape, ``train_<algo>(policy, cfg=None, seed=0) -> (policy,
+history)``: it trains a copy of ``policy`` (an :class:`toy.arith.Model`, usually the base
+``Model()``) on the training problems and evaluates on the test problems (keywords ``train=``,
+``test=``; by default :func:`toy.arith.make_dataset`'s split). ``train_<algo>_seeds(policy, cfg,
+seeds)`` runs several seeds and returns (the final models, the history stacked over seeds: arrays
+shaped (seeds, ...)). Every history holds ``reward`` (each batch's mean reward):
 
 - :func:`train_sft`  (:class:`SFTConfig`) fine-tuning on kept solutions, STaR's inner step.
-- :func:`star`       STaR (:class:`STaRConfig`): sample → keep what the verifier accepts →
+- :func:`train_star` STaR (:class:`STaRConfig`): sample → keep what the verifier accepts →
   fine-tune from the *original* model → repeat; optional rationalization (a hint while
   sampling) and a coarse verifier.
-- :func:`reinforce`  (:class:`ReinforceConfig`) one policy-gradient step per batch, with the
+- :func:`train_reinforce` (:class:`ReinforceConfig`) one policy-gradient step per batch, with the
   advantage ``algo`` of :func:`toy.rl.advantages` ("rft" = SFT on the correct samples,
-  "baseline", "rloo", "grpo", ...); :func:`reinforce_seeds` runs many seeds at once.
-- :func:`grpo`       (:class:`GRPOConfig`) GRPO with PPO clipping, μ epochs over each batch and
+  "baseline", "rloo", "grpo", ...) under REINFORCE's loss.
+- :func:`train_grpo` (:class:`GRPOConfig`) GRPO with PPO clipping, μ epochs over each batch and
   the k3 KL term; DAPO's clip-higher (``eps_high``), dynamic sampling, token-level loss
   (``loss_type="dapo"``) and overlong shaping are fields of the config.
 
@@ -29,23 +32,29 @@ from .. import parallel, rl
 from .._check_args import (as_array, checked, flag, function, instance, integer, one_of, positive, real,
                            seed as check_seed)
 from ..prob import log_softmax, log_softmax_table_grad
-from .model import (Model, Problems, Samples, VERIFIERS, as_samples, draw_methods, execute, pass1_exact, sample,
-                    step_entropy, verify)
+from .model import (Model, Problems, Samples, VERIFIERS, as_samples, draw_methods, execute, make_dataset,
+                    pass1_exact, sample, step_entropy, verify)
 
-__all__ = ["SFTConfig", "train_sft", "STaRConfig", "star", "star_seeds", "ReinforceConfig", "pg_step", "reinforce",
-           "reinforce_seeds", "stacked", "DEFAULT_LOSS_TYPE", "GRPOConfig", "dapo_config", "reward_with_overlong",
-           "grpo_step", "grpo", "grpo_seeds"]
+__all__ = ["SFTConfig", "train_sft", "STaRConfig", "train_star", "train_star_seeds", "ReinforceConfig", "pg_step",
+           "train_reinforce", "train_reinforce_seeds", "stacked", "GRPOConfig", "dapo_config", "reward_with_overlong",
+           "grpo_step", "train_grpo", "train_grpo_seeds"]
 
-# The loss aggregation each trainer comes with (``toy.rl.aggregate_weights``): REINFORCE sums an
-# answer's steps ("sum"); GRPO averages each answer's steps, then the answers ("grpo").
-# ``GRPOConfig.loss_type = None`` means this table's "grpo".
-DEFAULT_LOSS_TYPE = {"reinforce": "sum", "grpo": "grpo"}
+# The loss aggregation (``toy.rl.aggregate_weights``): ``train_reinforce`` keeps REINFORCE's
+# ("sum": an answer's steps summed) for every advantage, so that only the advantage differs between
+# its runs; ``GRPOConfig.loss_type = None`` means ``toy.rl.DEFAULT_LOSS_TYPE["grpo"]``.
+REINFORCE_LOSS = rl.DEFAULT_LOSS_TYPE["reinforce"]
 
 
-def _check_sets(train, test, n_prompts=None):
+def _check_start(policy, train, test, n_prompts=None):
+    """The policy a trainer starts from, and its (train, test) problems (None: ``make_dataset()``'s)."""
+    instance(policy, Model, "policy")
+    if train is None or test is None:
+        default = make_dataset()
+        train, test = (default[0] if train is None else train), (default[1] if test is None else test)
     instance(train, Problems, "train"), instance(test, Problems, "test")
     if n_prompts is not None and n_prompts > len(train):
         raise ValueError(f"n_prompts must be <= the number of training problems {len(train)}, got {n_prompts}")
+    return {"train": train, "test": test}
 
 
 def _check_seeds(seeds):
@@ -57,11 +66,10 @@ def _check_seeds(seeds):
     return seeds
 
 
-def stacked(histories):
+def stacked(results):
     """(the final models, the histories stacked over seeds: arrays shaped (seeds, ...)) of a list of
-    one history per seed (each with its ``model``): what every ``*_seeds`` trainer returns."""
-    return ([h["model"] for h in histories],
-            {k: np.stack([h[k] for h in histories]) for k in histories[0] if k != "model"})
+    one ``(model, history)`` per seed: what every ``train_*_seeds`` trainer returns."""
+    return [m for m, _ in results], {k: np.stack([h[k] for _, h in results]) for k in results[0][1]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,30 +135,30 @@ class STaRConfig:
         positive(self.temperature, "temperature")
 
 
-def _check_star(train, test, cfg, seed):
-    _check_sets(train, test)
-    return {"cfg": STaRConfig() if cfg is None else instance(cfg, STaRConfig, "cfg"), "seed": check_seed(seed)}
+def _check_star(policy, cfg, seed, train, test):
+    return {"cfg": STaRConfig() if cfg is None else instance(cfg, STaRConfig, "cfg"), "seed": check_seed(seed),
+            **_check_start(policy, train, test)}
 
 
 @checked(_check_star)
-def star(train, test, cfg=None, seed=0):
-    """STaR for ``cfg.rounds`` rounds; each round fine-tunes from the original model.
+def train_star(policy, cfg=None, seed=0, *, train=None, test=None):
+    """STaR for ``cfg.rounds`` rounds; each round fine-tunes from the original ``policy``.
 
     Per round: one attempt per training problem with the current model; keep those the
     ``verifier`` accepts. With ``hint`` > 0 (rationalization), every failed problem gets a
     second attempt with +``hint`` on the correct method's logit; accepted ones are kept too,
     *recorded without the hint* (the same methods, trained as if unhinted).
 
-    Returns a dict of arrays indexed by round (0 = the original model): ``pass1`` (test,
-    exact), ``p_correct`` (rounds+1, C), ``entropy``; and per round 1.. : ``kept``,
-    ``kept_hint`` (from rationalization), ``kept_right`` (kept *and* truly correct);
-    plus ``model`` (the last one).
+    Returns (the last model, the history: arrays indexed by round, 0 = the original model):
+    ``pass1`` (test, exact), ``p_correct`` (rounds+1, C), ``entropy``; and per round 1.. :
+    ``reward`` (the share of first attempts the verifier accepts), ``kept``, ``kept_hint`` (from
+    rationalization), ``kept_right`` (kept *and* truly correct).
     """
     T = cfg.temperature
     rng = np.random.default_rng(seed)
-    base, sft_cfg = Model(), SFTConfig(cfg.sft_steps, cfg.sft_lr)
+    base, sft_cfg = policy, SFTConfig(cfg.sft_steps, cfg.sft_lr)
     model = base
-    h = {k: [] for k in ("pass1", "p_correct", "entropy", "kept", "kept_hint", "kept_right")}
+    h = {k: [] for k in ("pass1", "p_correct", "entropy", "reward", "kept", "kept_hint", "kept_right")}
 
     def log(m):
         h["pass1"].append(pass1_exact(m, test, T))
@@ -162,6 +170,7 @@ def star(train, test, cfg=None, seed=0):
         s = sample(model, train, 1, rng, T)                            # (P, 1, L)
         keep = verify(s, train, cfg.verifier)                          # (P, 1)
         right = verify(s, train, "exact")
+        h["reward"].append(float(keep.mean()))                         # the first attempts'
         n_hint = 0
         if cfg.hint > 0:
             s2 = sample(model, train, 1, rng, T, hint=cfg.hint)        # second try, hinted
@@ -174,20 +183,19 @@ def star(train, test, cfg=None, seed=0):
         h["kept_hint"].append(n_hint)
         h["kept_right"].append(int((keep * right).sum()))
         log(model)
-    out = {k: np.array(v) for k, v in h.items()}
-    out["model"] = model
-    return out
+    return model, {k: np.array(v) for k, v in h.items()}
 
 
-def _check_star_seeds(train, test, cfg, seeds):
-    return {"cfg": _check_star(train, test, cfg, 0)["cfg"], "seeds": _check_seeds(seeds)}
+def _check_star_seeds(policy, cfg, seeds, train, test):
+    checked_ = _check_star(policy, cfg, 0, train, test)
+    return {"cfg": checked_["cfg"], "train": checked_["train"], "test": checked_["test"], "seeds": _check_seeds(seeds)}
 
 
 @checked(_check_star_seeds)
-def star_seeds(train, test, cfg=None, seeds=range(10)):
-    """:func:`star` for each of ``seeds``: (the final models, the histories stacked over seeds:
+def train_star_seeds(policy, cfg=None, seeds=range(10), *, train=None, test=None):
+    """:func:`train_star` for each of ``seeds``: (the final models, the histories stacked over seeds:
     ``pass1`` (seeds, rounds + 1), ``p_correct`` (seeds, rounds + 1, C), ``kept`` (seeds, rounds), ...)."""
-    return stacked([star(train, test, cfg, s) for s in seeds])
+    return stacked([train_star(policy, cfg, x, train=train, test=test) for x in seeds])
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +223,7 @@ def _draw(train, n_prompts, rng):
 
 
 def _new_history(*extra):
-    return {k: [] for k in ("pass1", "entropy", "p_correct", "delta", "train_reward", "mean_abs_adv",
+    return {k: [] for k in ("pass1", "entropy", "p_correct", "delta", "reward", "mean_abs_adv",
                             "degenerate", "samples", *extra)}
 
 
@@ -227,9 +235,7 @@ def _log_eval(h, model, test):
 
 
 def _finish(h, model):
-    out = {k: np.array(v) for k, v in h.items()}
-    out["model"] = model
-    return out
+    return model, {k: np.array(v) for k, v in h.items()}
 
 
 def _check_pg_step(model, s, adv, lr):
@@ -258,45 +264,45 @@ def _descend(delta, probs, rows, method, adv, lr):
     "sum" (m/N: a sum over each answer's steps, a mean over the N answers of each batch).
     ``rows``, ``method`` (..., N, L) (rows −1 on padding), ``adv`` (..., N)."""
     real = rows >= 0
-    dlogp = rl.aggregate_weights(real.astype(float), DEFAULT_LOSS_TYPE["reinforce"]) * -adv[..., None]  # ∂L/∂log π
+    dlogp = rl.aggregate_weights(real.astype(float), REINFORCE_LOSS) * -adv[..., None]  # ∂L/∂log π
     delta -= lr * log_softmax_table_grad(probs, rows[real], method[real], dlogp[real])
 
 
-def _check_reinforce(train, test, cfg, seed):
+def _check_reinforce(policy, cfg, seed, train, test):
     cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
-    _check_sets(train, test, cfg.n_prompts)
-    return {"cfg": cfg, "seed": check_seed(seed)}
+    return {"cfg": cfg, "seed": check_seed(seed), **_check_start(policy, train, test, cfg.n_prompts)}
 
 
 @checked(_check_reinforce)
-def reinforce(train, test, cfg=None, seed=0):
+def train_reinforce(policy, cfg=None, seed=0, *, train=None, test=None):
     r"""REINFORCE: per batch of ``cfg.n_prompts`` problems × ``cfg.G`` samples, one step of
     :func:`pg_step` with the advantage ``cfg.algo`` (:func:`toy.rl.advantages`); the run of
-    one seed of :func:`reinforce_seeds`.
+    one seed of :func:`train_reinforce_seeds`.
 
-    History (index 0 = before training for ``pass1``/``entropy``/``p_correct``/``delta``; per
-    batch otherwise): ``pass1`` (test, exact), ``entropy``, ``p_correct``, ``delta``,
-    ``train_reward``, ``mean_abs_adv``, ``degenerate``, ``samples`` (cumulative), and ``model``.
+    Returns (the final model, the history: index 0 = before training for ``pass1``/``entropy``/
+    ``p_correct``/``delta``; per batch otherwise): ``pass1`` (test, exact), ``entropy``,
+    ``p_correct``, ``delta``, ``reward``, ``mean_abs_adv``, ``degenerate``, ``samples`` (cumulative).
     """
-    models, h = reinforce_seeds(train, test, cfg, [seed])
-    return {**{k: v[0] for k, v in h.items()}, "model": models[0]}
+    models, h = train_reinforce_seeds(policy, cfg, [seed], train=train, test=test)
+    return models[0], {k: v[0] for k, v in h.items()}
 
 
-def _check_reinforce_seeds(train, test, cfg, seeds):
-    return {"cfg": _check_reinforce(train, test, cfg, 0)["cfg"], "seeds": _check_seeds(seeds)}
+def _check_reinforce_seeds(policy, cfg, seeds, train, test):
+    checked_ = _check_reinforce(policy, cfg, 0, train, test)
+    return {"cfg": checked_["cfg"], "train": checked_["train"], "test": checked_["test"], "seeds": _check_seeds(seeds)}
 
 
 @checked(_check_reinforce_seeds)
-def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
-    r""":func:`reinforce` for several seeds at once, vectorised over seeds: seed s gives exactly
-    the run ``reinforce(train, test, cfg, seed=s)`` (each seed draws its batches and samples from
+def train_reinforce_seeds(policy, cfg=None, seeds=range(10), *, train=None, test=None):
+    r""":func:`train_reinforce` for several seeds at once, vectorised over seeds: seed s gives exactly
+    the run ``train_reinforce(policy, cfg, seed=s)`` (each seed draws its batches and samples from
     its own ``default_rng(s)``), but all seeds' solutions are executed as one batch and their
     tables Δ, stacked (seeds · C, methods), take each step together. Returns (the final models,
     the histories stacked over seeds: ``pass1`` (seeds, steps + 1), ...)."""
     K, B, G = len(seeds), cfg.n_prompts, cfg.G
     rngs = [np.random.default_rng(x) for x in seeds]
-    models = [Model() for _ in seeds]
-    delta = np.zeros((K,) + models[0].delta.shape)                   # (K, C, M): every seed's Δ
+    models = [policy.copy() for _ in seeds]
+    delta = np.stack([m.delta for m in models])                       # (K, C, M): every seed's Δ
     for k, m in enumerate(models):
         m.delta = delta[k]                                            # a view: one step moves all
     C = delta.shape[1]
@@ -322,7 +328,7 @@ def reinforce_seeds(train, test, cfg=None, seeds=range(10)):
         _descend(delta.reshape(K * C, -1), probs, rows.reshape(K, B * G, -1), s.method.reshape(K, B * G, -1),
                  A.reshape(K, B * G), cfg.lr)                          # one batch per seed
         for k, (h, m) in enumerate(zip(hs, models)):
-            h["train_reward"].append(mean_r[k])
+            h["reward"].append(mean_r[k])
             h["mean_abs_adv"].append(np.abs(A[k * B:(k + 1) * B]).mean())
             h["degenerate"].append(rl.degenerate_fraction(rk[k]))
             h["samples"].append((step + 1) * B * G)
@@ -458,7 +464,7 @@ def grpo_step(model, s, adv, cfg, ref=None):
     .. math:: L = \mathrm{agg}_{i,t}\Big[-\min\big(\rho_{it}A_i,\ \mathrm{clip}(\rho_{it}, 1-\varepsilon_{low}, 1+\varepsilon_{high})A_i\big)
               + \beta\, k_3(\log\pi_{ref} - \log\pi_\theta)\Big],\quad \rho_{it} = \frac{\pi_\theta(a_{it}\mid c_{it})}{\pi_{old}(a_{it}\mid c_{it})}
 
-    (agg = ``cfg.loss_type``, default ``DEFAULT_LOSS_TYPE["grpo"]``), then the model's chain rule
+    (agg = ``cfg.loss_type``, default ``rl.DEFAULT_LOSS_TYPE["grpo"]``), then the model's chain rule
     and a step down the gradient.
     Updates ``model.delta`` in place; returns (L, the ratio ρ (B, G, L), the clip fraction:
     the share of all generated steps whose gradient the clip removes, as TRL and verl log it).
@@ -469,7 +475,7 @@ def grpo_step(model, s, adv, cfg, ref=None):
     logp = model.log_probs()[ctx, a]                                  # (B, G, L) log π_θ
     ref_logp = None if cfg.beta == 0 else (ref or Model()).log_probs()[ctx, a].reshape(B * G, L)
     loss, dlogp = rl.policy_loss(logp.reshape(B * G, L), s.logp.reshape(B * G, L), adv.reshape(B * G),
-                                 s.mask.reshape(B * G, L), cfg.loss_type or DEFAULT_LOSS_TYPE["grpo"],
+                                 s.mask.reshape(B * G, L), cfg.loss_type or rl.DEFAULT_LOSS_TYPE["grpo"],
                                  cfg.eps_low, cfg.eps_high, cfg.beta, ref_logp, cfg.max_len)
     ratio = np.exp(logp - s.logp)                                     # ρ = π_θ / π_old
     clip = rl.clip_fraction(ratio, adv[:, :, None], s.mask, cfg.eps_low, cfg.eps_high)
@@ -478,17 +484,16 @@ def grpo_step(model, s, adv, cfg, ref=None):
     return loss, ratio, clip
 
 
-def _check_grpo(train, test, cfg, seed, callback):
+def _check_grpo(policy, cfg, seed, train, test, callback):
     cfg = GRPOConfig() if cfg is None else cfg
     _check_config(cfg)
-    _check_sets(train, test, cfg.n_prompts)
     if callback is not None:
         function(callback, "callback")
-    return {"cfg": cfg, "seed": check_seed(seed)}
+    return {"cfg": cfg, "seed": check_seed(seed), **_check_start(policy, train, test, cfg.n_prompts)}
 
 
 @checked(_check_grpo)
-def grpo(train, test, cfg=None, seed=0, callback=None):
+def train_grpo(policy, cfg=None, seed=0, *, train=None, test=None, callback=None):
     r"""GRPO / DAPO on the arithmetic model: for each of ``cfg.steps`` sampled batches,
     ``cfg.mu`` epochs over it, each one full-batch update of :func:`grpo_step`, with
     :math:`A_i` = the GRPO advantage of the reward (correct = 1, plus the overlong penalty if on).
@@ -496,13 +501,13 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
     ``callback(step, update, samples, adv, ratio)``, if given, is called after each update with
     the ratio that update saw (B, G, L).
 
-    History as :func:`reinforce`, plus ``clip_frac`` (the mean over the μ updates of
-    :func:`toy.rl.clip_fraction`: clipped steps / all generated steps) and ``samples``
-    (cumulative samples drawn, dynamic sampling's redraws included).
+    Returns (the final model, the history as :func:`train_reinforce`'s, plus ``clip_frac`` (the
+    mean over the μ updates of :func:`toy.rl.clip_fraction`: clipped steps / all generated steps)
+    and ``samples`` (cumulative samples drawn, dynamic sampling's redraws included)).
     """
     rng = np.random.default_rng(seed)
-    ref = Model()
-    model, h, total = Model(), _new_history("clip_frac"), 0
+    ref = policy                                                      # π_ref: the start, kept
+    model, h, total = policy.copy(), _new_history("clip_frac"), 0
     _log_eval(h, model, test)
     for step in range(cfg.steps):
         batch, s, correct, drawn, degenerate = _grpo_batch(train, cfg, model, rng)
@@ -515,7 +520,7 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
             clipped.append(clip)
             if callback is not None:
                 callback(step, u, s, A, ratio)
-        h["train_reward"].append(correct.mean() if correct.size else np.nan)
+        h["reward"].append(correct.mean() if correct.size else np.nan)
         h["mean_abs_adv"].append(np.abs(A).mean() if A.size else 0.0)
         h["clip_frac"].append(float(np.mean(clipped)) if clipped else 0.0)
         h["degenerate"].append(degenerate)
@@ -524,14 +529,19 @@ def grpo(train, test, cfg=None, seed=0, callback=None):
     return _finish(h, model)
 
 
-def _check_grpo_seeds(train, test, cfg, seeds, processes):
-    return {"cfg": _check_grpo(train, test, cfg, 0, None)["cfg"], "seeds": _check_seeds(seeds),
+def _check_grpo_seeds(policy, cfg, seeds, train, test, processes):
+    checked_ = _check_grpo(policy, cfg, 0, train, test, None)
+    return {"cfg": checked_["cfg"], "train": checked_["train"], "test": checked_["test"], "seeds": _check_seeds(seeds),
             "processes": integer(processes, "processes", lo=1)}
 
 
 @checked(_check_grpo_seeds)
-def grpo_seeds(train, test, cfg=None, seeds=range(10), processes=2):
-    """:func:`grpo` for each of ``seeds``, ``processes`` at a time (``toy.parallel``: the same
+def train_grpo_seeds(policy, cfg=None, seeds=range(10), *, train=None, test=None, processes=2):
+    """:func:`train_grpo` for each of ``seeds``, ``processes`` at a time (``toy.parallel``: the same
     numbers as one after another): (the final models, the histories stacked over seeds:
     ``pass1`` (seeds, steps + 1), ``clip_frac`` (seeds, steps), ...)."""
-    return stacked(parallel.starmap(grpo, [(train, test, cfg, s) for s in seeds], processes))
+    return stacked(parallel.starmap(_grpo_run, [(policy, cfg, x, train, test) for x in seeds], processes))
+
+
+def _grpo_run(policy, cfg, seed, train, test):                      # a module function: workers can pickle it
+    return train_grpo.equation(policy, cfg, seed, train=train, test=test)

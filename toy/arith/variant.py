@@ -28,8 +28,8 @@ from .model import MUL2, MUL2_BIG
 from .train import ReinforceConfig, pg_step, stacked
 
 __all__ = ["METHODS", "USUAL", "RARE", "BUG", "SLIP", "TRICKY_FROM", "P_START", "Model",
-           "tricky_steps", "is_tricky", "sample", "verify", "steps_right", "p_solve", "pass1_exact", "train",
-           "train_seeds"]
+           "tricky_steps", "is_tricky", "sample", "verify", "steps_right", "p_solve", "pass1_exact", "train_reinforce",
+           "train_reinforce_seeds"]
 
 METHODS = ("usual", "rare", "bug", "slip")
 USUAL, RARE, BUG, SLIP = range(4)
@@ -141,56 +141,63 @@ def pass1_exact(model, problems, temperature=1.0):
     return float(p_solve(model, problems, temperature).mean())
 
 
-def _check_train(train_set, test_set, cfg, seed):
+def _check_train(policy, cfg, seed, train, test):
     cfg = ReinforceConfig() if cfg is None else instance(cfg, ReinforceConfig, "cfg")
-    instance(train_set, arith.Problems, "train_set"), instance(test_set, arith.Problems, "test_set")
-    integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train_set))
+    instance(policy, Model, "policy")
+    if train is None or test is None:
+        default = arith.make_dataset()
+        train, test = (default[0] if train is None else train), (default[1] if test is None else test)
+    instance(train, arith.Problems, "train"), instance(test, arith.Problems, "test")
+    integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train))
     if cfg.algo == "baseline":
         raise ValueError("cfg.algo must not be 'baseline' here (no running baseline in the variant's trainer)")
-    return {"cfg": cfg, "seed": check_seed(seed)}
+    return {"cfg": cfg, "seed": check_seed(seed), "train": train, "test": test}
 
 
 @checked(_check_train)
-def train(train_set, test_set, cfg=None, seed=0):
-    r"""REINFORCE in the variant world, one update per batch (``arith.train.pg_step`` with the
-    advantage ``cfg.algo`` of an ``arith.train.ReinforceConfig``; the default is GRPO's):
+def train_reinforce(policy, cfg=None, seed=0, *, train=None, test=None):
+    r"""REINFORCE in the variant world from a copy of ``policy`` (the variant's ``Model()``), one
+    update per batch (``arith.train.pg_step`` with the advantage ``cfg.algo`` of an
+    ``arith.train.ReinforceConfig``; the default is GRPO's):
     descend :math:`L = -\frac{1}{BG}\sum_i A_i \sum_t \log\pi(a_{it}\mid c_{it})`.
 
-    Returns a history: ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
-    ``probs`` (steps + 1, C, K) and ``model``."""
+    ``train``, ``test``: the problems (None: ``arith.make_dataset()``'s). Returns (the final model,
+    the history): ``pass1``, ``pass1_tricky`` (test, exact, index 0 = before training),
+    ``probs`` (steps + 1, C, K) and ``reward`` (each batch's mean)."""
     rng = np.random.default_rng(seed)
-    model = Model()
-    tricky = is_tricky(test_set)
-    h = {"pass1": [], "pass1_tricky": [], "probs": []}
+    model = policy.copy()
+    tricky = is_tricky(test)
+    h = {"pass1": [], "pass1_tricky": [], "probs": [], "reward": []}
 
     def log():
-        p = p_solve(model, test_set)
+        p = p_solve(model, test)
         h["pass1"].append(p.mean())
         h["pass1_tricky"].append(p[tricky].mean() if tricky.any() else np.nan)
         h["probs"].append(model.probs())
 
     log()
     for _ in range(cfg.steps):
-        batch = train_set.subset(rng.choice(len(train_set), size=cfg.n_prompts, replace=False))
+        batch = train.subset(rng.choice(len(train), size=cfg.n_prompts, replace=False))
         s = sample(model, batch, cfg.G, rng)                                 # (B, G, L)
-        pg_step(model, s, rl.advantages(verify(s, batch), cfg.algo), cfg.lr)
+        r = verify(s, batch)                                                 # (B, G)
+        pg_step(model, s, rl.advantages(r, cfg.algo), cfg.lr)
+        h["reward"].append(r.mean())
         log()
-    out = {k: np.array(v) for k, v in h.items()}
-    out["model"] = model
-    return out
+    return model, {k: np.array(v) for k, v in h.items()}
 
 
-def _check_train_seeds(train_set, test_set, cfg, seeds):
+def _check_train_seeds(policy, cfg, seeds, train, test):
     if isinstance(seeds, (str, dict)) or not np.iterable(seeds):
         raise ValueError(f"seeds must be a list of seeds (integers >= 0), got {seeds!r}")
     seeds = [check_seed(x, "seeds") for x in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    return {"cfg": _check_train(train_set, test_set, cfg, 0)["cfg"], "seeds": seeds}
+    checked_ = _check_train(policy, cfg, 0, train, test)
+    return {"cfg": checked_["cfg"], "train": checked_["train"], "test": checked_["test"], "seeds": seeds}
 
 
 @checked(_check_train_seeds)
-def train_seeds(train_set, test_set, cfg=None, seeds=range(10)):
-    """:func:`train` for each of ``seeds``: (the final models, the histories stacked over seeds:
-    ``pass1`` (seeds, steps + 1), ``probs`` (seeds, steps + 1, C, K), ...)."""
-    return stacked([train(train_set, test_set, cfg, s) for s in seeds])
+def train_reinforce_seeds(policy, cfg=None, seeds=range(10), *, train=None, test=None):
+    """:func:`train_reinforce` for each of ``seeds``: (the final models, the histories stacked over
+    seeds: ``pass1`` (seeds, steps + 1), ``probs`` (seeds, steps + 1, C, K), ...)."""
+    return stacked([train_reinforce(policy, cfg, x, train=train, test=test) for x in seeds])

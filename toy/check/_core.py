@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from .._check_args import integer, real
+
 __all__ = ["Case", "Result", "run_cases", "tally", "compare", "passed", "failed"]
 
 
@@ -35,7 +37,8 @@ class Result:
     Truthy iff every case passes (and there is at least one)."""
 
     def __init__(self, passed, total, message):
-        self.passed, self.total, self.message = int(passed), int(total), message
+        total = integer(total, "total", lo=0)
+        self.passed, self.total, self.message = integer(passed, "passed", 0, total), total, message
 
     def __bool__(self):
         return self.total > 0 and self.passed == self.total
@@ -126,7 +129,13 @@ def close_enough(got, expected, atol, rtol):
 
 
 def compare(name, got, expected, hint="", atol=1e-6, rtol=1e-6):
-    """Check one value; prints ✓ or ✗ with expected vs got. Returns True when it matches."""
+    """Check one value; prints ✓ or ✗ with expected vs got. Returns True when it matches.
+    ``expected``, ``atol`` and ``rtol`` are the instructor's (checked); ``got`` is the student's."""
+    atol, rtol = real(atol, "atol", lo=0), real(rtol, "rtol", lo=0)
+    try:
+        np.asarray(expected, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected must be a number or an array of numbers, got {type(expected).__name__}") from None
     if got is None:
         failed(f"{name}: got None — the exercise is not answered yet", hint)
         return False

@@ -37,7 +37,7 @@ from .._check_args import (MAX_LOOP, as_array, checked, flag, instance, int_arra
                            seed as check_seed, size)
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
-__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "DEFAULT_LOSS_TYPE", "demonstrations",
+__all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "demonstrations",
            "train_sft", "train_rest", "train_pg", "reinforce_estimate", "degenerate_probability", "group_update_size",
            "advantage_gap", "expected_estimate", "train_pg_seeds", "train_rest_seeds", "train_exact",
            "estimate_variance", "batch_cosines"]
@@ -134,17 +134,17 @@ class SFTConfig:
         real(self.lr, "lr", lo=0, lo_open=True)
 
 
-def _check_train_sft(theta0, demos, cfg, seed):
-    ns.check_theta(theta0, "theta0"), instance(demos, ns.Trajectories, "demos")
+def _check_train_sft(policy, demos, cfg, seed):
+    ns.check_theta(policy, "policy"), instance(demos, ns.Trajectories, "demos")
     instance(cfg, SFTConfig, "cfg"), check_seed(seed)
 
 
 @checked(_check_train_sft)
-def train_sft(theta0, demos, cfg=SFTConfig(), seed=0):
+def train_sft(policy, demos, cfg=SFTConfig(), seed=0):
     r"""SFT: minimise :math:`L = -\frac1n\sum_i\sum_t \log\pi_\theta(a^*_{it} \mid h_{it})` on ``demos``
     (a :class:`~toy.numsearch.Trajectories`), i.e. the unified loss with w = 1 and ``loss_type="sum"``.
     ``seed`` is unused (full batch, deterministic) and accepted for a uniform API."""
-    theta = np.array(theta0, dtype=float)
+    theta = np.array(policy, dtype=float)
     hist = {"loss": [], "eval_step": [], "J": []}
     w = np.ones(len(demos))
     for step in range(cfg.steps):
@@ -177,22 +177,23 @@ class ReSTConfig:
             _check_targets(self.eval_targets, "eval_targets")
 
 
-def _check_train_rest(theta0, cfg, seed):
-    ns.check_theta(theta0, "theta0"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)
+def _check_train_rest(policy, cfg, seed):
+    ns.check_theta(policy, "policy"), instance(cfg, ReSTConfig, "cfg"), check_seed(seed)
 
 
 @checked(_check_train_rest)
-def train_rest(theta0, cfg=ReSTConfig(), seed=0):
+def train_rest(policy, cfg=ReSTConfig(), seed=0):
     r"""ReST / expert iteration. Each round: play one game on each of ``cfg.n_prompts`` hidden
     numbers (grow), keep the wins (the ``"rft"`` advantage), SFT on the kept data (improve):
     :math:`L = -\sum_{\tau: R(\tau)=1}\sum_t \log \pi_\theta(a_t \mid h_t)` (mean over kept episodes).
 
-    History per round: ``success`` (sampled), ``kept`` (successes this round), ``dataset``
+    Starts from the logits ``policy`` (S, A); returns (the final logits, the history). History per
+    round: ``reward`` (the mean of the sampled games), ``kept`` (successes this round), ``dataset``
     (size of the SFT set) and the exact ``J`` (over ``cfg.targets``) before each round and
     after the last."""
     rng = np.random.default_rng(seed)
-    theta = np.array(theta0, dtype=float)
-    hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
+    theta = np.array(policy, dtype=float)
+    hist = {"reward": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
     data = []
     for r in range(cfg.rounds):
         _evaluate(theta, hist, r, cfg.eval_targets or cfg.targets)
@@ -205,7 +206,7 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
             for _ in range(cfg.sft_steps):
                 _, grad = weighted_logprob_loss(theta, dataset, np.ones(len(dataset)))
                 theta -= cfg.lr * grad
-        hist["success"].append(traj.reward.mean())
+        hist["reward"].append(traj.reward.mean())
         hist["kept"].append(int(keep.sum()))
         hist["dataset"].append(len(dataset))
     _evaluate(theta, hist, cfg.rounds, cfg.eval_targets or cfg.targets)
@@ -213,8 +214,6 @@ def train_rest(theta0, cfg=ReSTConfig(), seed=0):
 
 
 # ------------------------------------------------------------------- policy gradient
-DEFAULT_LOSS_TYPE = {"rft": "sum", "reinforce": "sum", "baseline": "sum", "rloo": "sum", "grpo": "grpo",
-                     "dr_grpo": "dr_grpo"}     # the loss_type each algorithm comes with (the §11 table)
 GROUP_ADVANTAGES = ("rloo", "grpo", "dr_grpo")  # relative to the group: need G >= 2
 
 
@@ -225,7 +224,7 @@ class PGConfig:
     n_prompts: int = 8                # hidden numbers per batch
     G: int = 8                        # games per hidden number (the group); batch = n_prompts·G games
     lr: float = 10.0                  # learning rate of gradient descent on the logits
-    loss_type: str | None = None      # one of toy.rl.LOSS_TYPES (None → DEFAULT_LOSS_TYPE[algo])
+    loss_type: str | None = None      # one of toy.rl.LOSS_TYPES (None → toy.rl.DEFAULT_LOSS_TYPE[algo])
     b: float = 0.0                    # algo "baseline": the initial b of w = R − b
     baseline_decay: float = 0.9       # running mean b ← decay·b + (1 − decay)·mean R (1.0 keeps b constant)
     targets: tuple = ALL_TARGETS      # hidden numbers the instances are drawn from
@@ -243,37 +242,38 @@ class PGConfig:
         _check_targets(self.targets, "targets")
 
 
-def _check_train_pg(theta0, cfg, seed):
-    ns.check_theta(theta0, "theta0"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
+def _check_train_pg(policy, cfg, seed):
+    ns.check_theta(policy, "policy"), instance(cfg, PGConfig, "cfg"), check_seed(seed)
 
 
 @checked(_check_train_pg)
-def train_pg(theta0, cfg=PGConfig(), seed=0):
+def train_pg(policy, cfg=PGConfig(), seed=0):
     r"""On-policy training with the unified loss: each step samples ``n_prompts`` hidden numbers
     × G games from π_θ, sets w = :func:`toy.rl.advantages` of their rewards and takes one
     gradient step on :math:`-\sum_{i,t} c_{it} w_i \log\pi_\theta(a_{it} \mid h_{it})`.
 
-    History per step: ``success`` (batch mean reward), ``degenerate`` (fraction of groups
-    whose G rewards are all equal), ``b`` (the baseline used), ``abs_w`` (mean |w| of the
+    Starts from the logits ``policy`` (S, A); returns (the final logits, the history).
+    History per step: ``reward`` (the batch mean), ``degenerate`` (fraction of groups
+    whose G rewards are all equal), ``b`` (the baseline used), ``mean_abs_adv`` (mean |w| of the
     batch); ``J`` exact (over ``cfg.targets``) every ``eval_every`` steps."""
-    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
+    loss_type = cfg.loss_type or rl.DEFAULT_LOSS_TYPE[cfg.algo]
     rng = np.random.default_rng(seed)
-    theta = np.array(theta0, dtype=float)
+    theta = np.array(policy, dtype=float)
     b = cfg.b
-    hist = {"success": [], "degenerate": [], "b": [], "abs_w": [], "eval_step": [], "J": []}
+    hist = {"reward": [], "degenerate": [], "b": [], "mean_abs_adv": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate(theta, hist, step, cfg.targets)
         targets = np.repeat(rng.choice(cfg.targets, size=cfg.n_prompts), cfg.G)   # (n_prompts·G,)
-        traj = ns.rollout(ns.policy_probs(theta), targets, rng)                   # one rollout
+        traj = ns.rollout(ns.policy_probs(theta), targets, rng)                   # the batch of games
         R = traj.reward.reshape(cfg.n_prompts, cfg.G)                             # (n_prompts, G)
         w = rl.advantages(R, cfg.algo, b)                                    # (n_prompts, G)
         _, grad = weighted_logprob_loss(theta, traj, w.ravel(), loss_type)        # one loss
         theta -= cfg.lr * grad
-        hist["success"].append(R.mean())
+        hist["reward"].append(R.mean())
         hist["degenerate"].append(rl.degenerate_fraction(R) if cfg.G > 1 else np.nan)
         hist["b"].append(b)
-        hist["abs_w"].append(np.abs(w).mean())
+        hist["mean_abs_adv"].append(np.abs(w).mean())
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * R.mean()                            # after use: b ⟂ this batch
     _evaluate(theta, hist, cfg.steps, cfg.targets)
     return theta, _as_arrays(hist)
@@ -438,14 +438,14 @@ def _check_seeds(seeds):
         check_seed(s, "seeds")
 
 
-def _stack(theta0, K):
-    """K copies of the logits ``theta0`` (S, A), or the K given ones (K, S, A), as one (K·S, A) table."""
-    theta0 = as_array(theta0, "theta0")
-    if theta0.ndim == 3:
-        if len(theta0) != K:
-            raise ValueError(f"theta0 of shape {theta0.shape} must hold one table per seed ({K})")
-        return np.concatenate([ns.check_theta(th, "theta0") for th in theta0])
-    return np.tile(ns.check_theta(theta0, "theta0"), (K, 1))
+def _stack(policy, K):
+    """K copies of the logits ``policy`` (S, A), or the K given ones (K, S, A), as one (K·S, A) table."""
+    policy = as_array(policy, "policy")
+    if policy.ndim == 3:
+        if len(policy) != K:
+            raise ValueError(f"policy of shape {policy.shape} must hold one table per seed ({K})")
+        return np.concatenate([ns.check_theta(th, "policy") for th in policy])
+    return np.tile(ns.check_theta(policy, "policy"), (K, 1))
 
 
 def _evaluate_seeds(theta, hist, step, targets):
@@ -461,27 +461,27 @@ def _seed_history(hist):
     return {k: (np.asarray(v) if k == "eval_step" else np.asarray(v).T) for k, v in hist.items()}
 
 
-def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
+def train_pg_seeds(policy, cfg=PGConfig(), seeds=range(10)):
     r""":func:`train_pg` for many seeds at once, vectorised over seeds: for every s in ``seeds`` the
-    run is the one ``train_pg(theta0, cfg, seed=s)`` makes (each seed keeps its own random
+    run is the one ``train_pg(policy, cfg, seed=s)`` makes (each seed keeps its own random
     stream), but the K policies are stacked in one (K·S, A) table and each step is one batch of
-    K·B·G games and one gradient. ``theta0``: one table (S, A) for all seeds, or one per seed
-    (K, S, A) (then seed k starts from ``theta0[k]``).
+    K·B·G games and one gradient. ``policy``: one table (S, A) for all seeds, or one per seed
+    (K, S, A) (then seed k starts from ``policy[k]``).
 
     Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
-    ``success``, ``degenerate``, ``b``, ``abs_w`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
+    ``reward``, ``degenerate``, ``b``, ``mean_abs_adv`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
     """
     instance(cfg, PGConfig, "cfg"), _check_seeds(seeds)
     cfg.__post_init__()
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    loss_type = cfg.loss_type or DEFAULT_LOSS_TYPE[cfg.algo]
+    loss_type = cfg.loss_type or rl.DEFAULT_LOSS_TYPE[cfg.algo]
     K, B, G = len(seeds), cfg.n_prompts, cfg.G
     streams = _Streams(seeds)
-    theta = _stack(theta0, K)                                               # (K·S, A)
+    theta = _stack(policy, K)                                               # (K·S, A)
     b = np.full(K, float(cfg.b))                                            # (K,) one baseline per seed
-    hist = {"success": [], "degenerate": [], "b": [], "abs_w": [], "eval_step": [], "J": []}
+    hist = {"reward": [], "degenerate": [], "b": [], "mean_abs_adv": [], "eval_step": [], "J": []}
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate_seeds(theta, hist, step, cfg.targets)
@@ -494,27 +494,27 @@ def train_pg_seeds(theta0, cfg=PGConfig(), seeds=range(10)):
         m = traj.mask
         _, rows, grad_rows = loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
         theta[rows] -= cfg.lr * grad_rows
-        hist["success"].append(R.reshape(K, -1).mean(axis=1))
+        hist["reward"].append(R.reshape(K, -1).mean(axis=1))
         hist["degenerate"].append(np.array([rl.degenerate_fraction(Rk) for Rk in R]) if G > 1 else np.full(K, np.nan))
         hist["b"].append(b.copy())
-        hist["abs_w"].append(np.abs(w).mean(axis=1))
+        hist["mean_abs_adv"].append(np.abs(w).mean(axis=1))
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * R.reshape(K, -1).mean(axis=1)
     _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
     return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
 
 
-def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
+def train_rest_seeds(policy, cfg=ReSTConfig(), seeds=range(10)):
     r""":func:`train_rest` for many seeds at once, vectorised over seeds like :func:`train_pg_seeds`:
-    seed s gives the run ``train_rest(theta0, cfg, seed=s)`` makes. Returns ``thetas`` (K, S, A) and
-    the history with a leading seed axis (``success``, ``kept``, ``dataset`` (K, rounds); ``J``)."""
+    seed s gives the run ``train_rest(policy, cfg, seed=s)`` makes. Returns ``thetas`` (K, S, A) and
+    the history with a leading seed axis (``reward``, ``kept``, ``dataset`` (K, rounds); ``J``)."""
     instance(cfg, ReSTConfig, "cfg"), _check_seeds(seeds)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     K = len(seeds)
     streams = _Streams(seeds)
-    theta = _stack(theta0, K)                                               # (K·S, A)
-    hist = {"success": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
+    theta = _stack(policy, K)                                               # (K·S, A)
+    hist = {"reward": [], "kept": [], "dataset": [], "eval_step": [], "J": []}
     data, owners = [], []                                                   # kept games and their seed
     for r in range(cfg.rounds):
         _evaluate_seeds(theta, hist, r, cfg.eval_targets or cfg.targets)
@@ -534,14 +534,14 @@ def train_rest_seeds(theta0, cfg=ReSTConfig(), seeds=range(10)):
             for _ in range(cfg.sft_steps):
                 _, rows, grad_rows = loss_rows(theta, s, a, cw[m])
                 theta[rows] -= cfg.lr * grad_rows
-        hist["success"].append(traj.reward.reshape(K, -1).mean(axis=1))
+        hist["reward"].append(traj.reward.reshape(K, -1).mean(axis=1))
         hist["kept"].append(keep.reshape(K, -1).sum(axis=1))
         hist["dataset"].append(size)
     _evaluate_seeds(theta, hist, cfg.rounds, cfg.eval_targets or cfg.targets)
     return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
 
 
-def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
+def train_exact(policy, steps=200, lr=10.0, eval_every=20):
     r"""Exact gradient ascent on J, the zero-variance reference for every sampled method: like
     every trainer here it descends a loss, L = −J, so
     :math:`\theta \leftarrow \theta - \text{lr}\cdot\nabla_\theta L = \theta + \text{lr}\cdot\nabla_\theta J(\theta)`
@@ -550,7 +550,7 @@ def train_exact(theta0, steps=200, lr=10.0, eval_every=20):
     history)`` with ``eval_step`` and exact ``J``."""
     integer(steps, "steps", lo=0), real(lr, "lr", lo=0, lo_open=True), integer(eval_every, "eval_every", lo=1)
     size(steps, "steps", MAX_LOOP // 100, "exact-gradient steps (about a millisecond each)")
-    theta = np.array(ns.check_theta(theta0, "theta0"), dtype=float)
+    theta = np.array(ns.check_theta(policy, "policy"), dtype=float)
     hist = {"eval_step": [], "J": []}
     for step in range(steps):
         if step % eval_every == 0:

@@ -36,6 +36,8 @@ def softmax_pg_exact(logits, rewards):
 def _check_score_function_estimate(logits, samples, weights):
     z = as_array(logits, "logits", min_ndim=1)
     K = z.shape[-1]
+    if K == 0:
+        raise ValueError(f"logits must have at least one answer on its last axis, got shape {z.shape}")
     s = np.asarray(samples)
     if not np.issubdtype(s.dtype, np.integer) or s.ndim < 1 or np.any((s < 0) | (s >= K)):
         raise ValueError(f"samples must be integer answers in [0, {K}) with shape (..., G), "

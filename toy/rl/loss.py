@@ -85,6 +85,13 @@ def clip_fraction(ratio, adv, mask, eps_low=0.2, eps_high=None):
 # ============================================================================ the loss aggregations
 LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "sum")
 
+# The normaliser each algorithm comes with, one table for the three worlds (a config's
+# ``loss_type=None`` means this): REINFORCE and its baselines sum an answer's tokens and average
+# the answers ("sum"; RFT is REINFORCE on 0/1 weights); GRPO averages each answer, then the
+# answers; Dr. GRPO divides by a constant; PPO on the language model takes the token mean.
+DEFAULT_LOSS_TYPE = {"rft": "sum", "reinforce": "sum", "baseline": "sum", "rloo": "sum", "grpo": "grpo",
+                     "dr_grpo": "dr_grpo", "ppo": "dapo"}
+
 
 def _check_mask_weights(m, loss_type, max_len):
     """The checks :func:`aggregate_loss` and :func:`aggregate_weights` share: a 0/1 ``mask``
@@ -308,6 +315,8 @@ def two_sided_surrogate_grad(ratio, adv, eps_low=0.2, eps_high=None, delta=None)
 def _check_bnpo_weights(mask, micro_batch):
     m = mask01(mask)                                       # (N, T)
     N = len(m)
+    if N == 0:
+        raise ValueError("mask must hold at least one answer, got shape (0, T)")
     b = N if micro_batch is None else int(real(micro_batch, "micro_batch", 1, N))
     if micro_batch is not None and (b != micro_batch or N % b):
         raise ValueError(f"micro_batch must be an integer that divides the number of answers N = {N}, "

@@ -28,16 +28,16 @@ __all__ = ["train_rl_many", "train_rl_seeds", "shape_key", "stack_runs", "Distin
 
 
 @single_thread_blas
-def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None, verbose=False,
+def train_rl_many(policy, cfgs, seeds, callbacks=None, prompt_samplers=None, reward_fns=None, verbose=False,
                   progress=None):
     """``[train_rl(model, cfg, seed, ...) for cfg, seed in zip(cfgs, seeds)]``, computed together:
     the R runs share every numpy call (``toy.tinylm.runs``), each with its own generator, data,
-    advantages and Adam state. ``model`` is one ``TinyLM`` or a list of R; the configs must share
+    advantages and Adam state. ``policy`` is one ``TinyLM`` or a list of R; the configs must share
     ``shape_key``; ``callbacks``, ``prompt_samplers``, ``reward_fns``: None or one per run.
     ``progress``: a ``toy.progress.Progress`` that counts run-steps, None for a bar of its own
     (shown only where a person watches), False for none. Returns a list of R ``(policy, history)``."""
     cfgs, seeds, models, callbacks, samplers, reward_fns = _runs_of(
-        model, cfgs, seeds, callbacks, prompt_samplers, reward_fns, verbose)
+        policy, cfgs, seeds, callbacks, prompt_samplers, reward_fns, verbose)
     c0, ppo = cfgs[0], cfgs[0].algo == "ppo"
     G, rngs = c0.G, [np.random.default_rng(s) for s in seeds]
     policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # PPO: + V(s_t), the critic
@@ -49,7 +49,7 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = [draw_problems(c, rng, ps) for c, rng, ps in zip(cfgs, rngs, samplers)]
         ros = rollout(policy, digits, G, rngs, [c.temperature for c in cfgs], reward_fns)
-        recs = [sample_record(ro, f, ps) for ro, f, ps in zip(ros, reward_fns, samplers)]
+        recs = [sample_record(ro, c.algo, ps) for ro, c, ps in zip(ros, cfgs, samplers)]
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         if not ppo:
             batches = [_answers(ro, rl.advantages(ro.reward.reshape(-1, G), c.algo).ravel(), c)
@@ -74,19 +74,20 @@ def train_rl_many(model, cfgs, seeds, callbacks=None, prompt_samplers=None, rewa
     return [(policy.model(r), history) for r, history in enumerate(histories)]
 
 
-def train_rl_seeds(model, cfg, seeds, reward_fn=None):
+def train_rl_seeds(policy, cfg, seeds, reward_fn=None):
     """Several seeds of one config: ``train_rl_many`` with ``cfg`` for each of ``seeds`` →
-    ``(policies, history)``, ``history`` a dict of arrays shaped (seeds, steps). ``model``: one
-    TinyLM, or a list of W warm-up models, seed ``s`` starting from ``model[s % W]`` (as
+    ``(policies, history)``, ``history`` a dict of arrays shaped (seeds, steps). ``policy``: one
+    TinyLM, or a list of W warm-up models, seed ``s`` starting from ``policy[s % W]`` (as
     ``cache.cached_train_rl_seeds(..., warmups=W)`` does with ``[warmup_model(SFTConfig(seed=w))
     for w in range(W)]``). ``reward_fn``: None, one function, or a list of one per seed."""
-    seeds = list(seeds)
+    if isinstance(seeds, (str, bytes, dict)) or not np.iterable(seeds) or not len(seeds := list(seeds)):
+        raise ValueError(f"seeds must be a non-empty list of seeds (integers >= 0), got {seeds!r}")
     fns = list(reward_fn) if isinstance(reward_fn, (list, tuple)) else [reward_fn] * len(seeds)
     if len(fns) != len(seeds):
         raise ValueError(f"reward_fn must be one function or a list of {len(seeds)} (one per seed), got {len(fns)}")
-    models = list(model) if isinstance(model, (list, tuple)) else [model]
+    models = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not models:
-        raise ValueError("model must be a TinyLM or a non-empty list of TinyLM (one per warm-up), got []")
+        raise ValueError("policy must be a TinyLM or a non-empty list of TinyLM (one per warm-up), got []")
     seeds = [integer(s, "seeds", lo=0) for s in seeds]
     return stack_runs(train_rl_many([models[s % len(models)] for s in seeds], [cfg] * len(seeds), seeds,
                                     reward_fns=fns))
@@ -98,7 +99,7 @@ def stack_runs(got):
 
 
 
-def _runs_of(model, cfgs, seeds, callbacks, prompt_samplers, reward_fns, verbose):
+def _runs_of(policy, cfgs, seeds, callbacks, prompt_samplers, reward_fns, verbose):
     """``train_rl_many``'s arguments, checked, as lists of R runs."""
     flag(verbose, "verbose")
     cfgs = list(cfgs) if isinstance(cfgs, (list, tuple)) else cfgs
@@ -109,11 +110,11 @@ def _runs_of(model, cfgs, seeds, callbacks, prompt_samplers, reward_fns, verbose
                     ("reward_fns", reward_fns)):
         if (v is not None or name == "seeds") and (not isinstance(v, (list, tuple, range)) or len(v) != R):
             raise ValueError(f"{name} must be a list of {R} (one per config), got {v!r}")
-    models = list(model) if isinstance(model, (list, tuple)) else [model] * R
+    models = list(policy) if isinstance(policy, (list, tuple)) else [policy] * R
     if len(models) != R:
-        raise ValueError(f"model must be one TinyLM or a list of {R}, got {len(models)}")
+        raise ValueError(f"policy must be one TinyLM or a list of {R}, got {len(models)}")
     for m in models:
-        instance(m, TinyLM, "model")
+        instance(m, TinyLM, "policy")
     for c in cfgs:
         instance(c, RLConfig, "cfgs")
         if shape_key(c) != shape_key(cfgs[0]):
@@ -191,6 +192,7 @@ def _answers(ro, adv, cfg):
 def shape_key(cfg):
     """Runs whose configs share this key train together in one stack (``train_rl_many``): the
     same steps, batch shape, epochs and minibatches, PPO or not, a reference model or not."""
+    instance(cfg, RLConfig, "cfg")
     return (cfg.steps, cfg.n_prompts, cfg.G, cfg.mu, cfg.n_minibatches, cfg.algo == "ppo",
             cfg.beta > 0 or cfg.kl_coef > 0)
 

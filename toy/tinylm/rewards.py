@@ -12,7 +12,7 @@ form of the answer, never at the reference answer. On the §5 task they become:
 - ``shaped_reward``: accuracy (``task.verify``) + ``w_format`` · format + ``w_consistency`` ·
   consistency, per answer.
 
-All three take a list of answer strings (as in ``Rollout.answers``) and never raise on a
+All three take a list of answer strings (as in ``Rollouts.answers``) and never raise on a
 malformed one. Text after the first ``$`` is padding and is ignored, as in ``task.verify``.
 """
 import numpy as np
@@ -26,6 +26,8 @@ __all__ = ["format_reward", "consistency_reward", "shaped_reward"]
 def _check_answers(answers):
     if isinstance(answers, str):
         raise ValueError("answers must be a list of answer strings, got a single str; wrap it in a list")
+    if isinstance(answers, (bytes, dict)) or not np.iterable(answers):
+        raise ValueError(f"answers must be a list of answer strings, got {type(answers).__name__}")
     return {"answers": list(answers)}
 
 

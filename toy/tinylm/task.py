@@ -28,7 +28,7 @@ the right continuation, which is why greedy decoding of the imitating model writ
 """
 import numpy as np
 
-from .._check_args import generator, int_array, integer, real
+from .._check_args import generator, int_array, integer, real, size
 
 __all__ = [
     "VOCAB", "STOI", "EOS", "PAD", "N_DIGITS", "PROMPT_LEN", "MAX_ANSWER_LEN", "TEACHER_ERROR_RATE",
@@ -85,6 +85,7 @@ def make_prompts(n, rng, min_digits=N_DIGITS):
     With ``min_digits`` < 10 each problem has k digits, k uniform in ``min_digits``..10, and
     ``PAD`` in its last 10 − k positions (``$`` in the prompt)."""
     n = integer(n, "n", lo=1)
+    size(n * N_DIGITS, "n", what="digits")
     integer(min_digits, "min_digits", 1, N_DIGITS)
     generator(rng)
     digits = rng.integers(0, 10, size=(int(n), N_DIGITS))               # (n, 10)

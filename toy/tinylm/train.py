@@ -32,7 +32,7 @@ from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC,
                    check_digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
-__all__ = ["SFTConfig", "train_sft", "RLConfig", "ALGOS", "DEFAULT_LOSS_TYPE", "Rollout", "exact_reward", "rollout",
+__all__ = ["SFTConfig", "train_sft", "RLConfig", "ALGOS", "Rollouts", "exact_reward", "rollout",
            "train_rl", "CurriculumSampler", "PoolSampler"]
 
 
@@ -154,7 +154,7 @@ class RLConfig:
     eps_low: float = 0.2                 # ε_low of the clipped surrogate (matters only if μ > 1)
     eps_high: float = None               # ε_high (None: = eps_low; DAPO's clip-higher: 0.28)
     beta: float = 0.0                    # weight of the k3 KL penalty to the starting model
-    loss_type: str = None                # toy.rl.aggregate_loss type; None: DEFAULT_LOSS_TYPE[algo]
+    loss_type: str = None                # toy.rl.aggregate_loss type; None: toy.rl.DEFAULT_LOSS_TYPE[algo]
     vf_coef: float = 0.5                 # PPO: weight of the value loss ½(V − R)²
     kl_coef: float = 0.0                 # LM-PPO (AlpacaFarm): β of the reward −β·KL_t (> 0: on)
     kl_clamp: bool = True                # LM-PPO: clamp KL_t at ≥ 0
@@ -208,9 +208,9 @@ class RLConfig:
         integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
     def loss_args(self):
-        """``rl.policy_loss``'s keywords for this config (``loss_type``: ``DEFAULT_LOSS_TYPE[algo]``
+        """``rl.policy_loss``'s keywords for this config (``loss_type``: ``rl.DEFAULT_LOSS_TYPE[algo]``
         unless given; Dr. GRPO's constant normaliser: ``MAX_ANSWER_LEN``)."""
-        loss_type = self.loss_type or DEFAULT_LOSS_TYPE[self.algo]
+        loss_type = self.loss_type or rl.DEFAULT_LOSS_TYPE[self.algo]
         return dict(loss_type=loss_type, eps_low=self.eps_low, eps_high=self.eps_high, beta=self.beta,
                     max_len=MAX_ANSWER_LEN if loss_type == "dr_grpo" else None, ratio_level=self.ratio_level,
                     loss_mode=self.loss_mode, delta=self.delta, micro_batch=self.micro_batch,
@@ -218,11 +218,10 @@ class RLConfig:
 
 
 ALGOS = ("grpo", "dr_grpo", "rft", "ppo")
-DEFAULT_LOSS_TYPE = {"grpo": "grpo", "dr_grpo": "dr_grpo", "rft": "grpo", "ppo": "dapo"}
 
 
 @dataclass
-class Rollout:
+class Rollouts:
     """One batch of sampled answers (N = prompts × G rows, grouped prompt by prompt)."""
     digits: np.ndarray     # (N, 10) the problems
     seqs: np.ndarray       # (N, T) prompt + answer tokens, padded with '$'
@@ -270,13 +269,13 @@ def rollout(model, digits, G, rng, temperature=1.0, reward_fn=None):
 
 
 def _scored(digits, ans, G, reward_fn):
-    """The ``Rollout`` of answer tokens ``ans`` (N, L) to the problems ``digits`` (n, 10), G each."""
+    """The ``Rollouts`` of answer tokens ``ans`` (N, L) to the problems ``digits`` (n, 10), G each."""
     prompts = prompts_of(digits)                                                  # PAD shows as '$'
     digits, prompts = np.repeat(digits, G, axis=0), np.repeat(prompts, G, axis=0)  # (N, ...)
     answers = decode_rows(ans)
     v = verify_tokens(ans, digits)
     reward = v["reward"] if reward_fn is None else _checked_reward(reward_fn(ans, digits), len(ans))
-    return Rollout(digits, np.concatenate([prompts, ans], axis=1), _answer_mask(ans), answers,
+    return Rollouts(digits, np.concatenate([prompts, ans], axis=1), _answer_mask(ans), answers,
                    reward, v["reward"], v["think"], v["chain_ok"], v["length"], G)
 
 
@@ -396,10 +395,11 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
     """RL fine-tuning of a copy of ``policy`` with ``cfg.algo``, one batch a step: sample and score
     (``reward_fn(answer tokens, digits)`` → (N,), default: the verifier; ``prompt_sampler(n, rng)``
     → the problems), advantages, μ epochs of Adam steps on ``rl.policy_loss``. Returns ``(policy,
-    history)``, per step: ``accuracy`` (the verifier's), ``think_share``, ``mean_length``,
-    ``chain_acc``, ``all_right``/``all_wrong`` (groups with no signal), ``loss``, ``clip_frac``,
-    where they apply ``reward``, ``kl``, ``value_loss``, LM-PPO's ``score``/``kl_reward``/
-    ``total_reward``, ``ratio_dev``/``ratio_max``; and ``time``. ``callback(step, record)``."""
+    history)``, per step: ``reward``, ``accuracy`` (the verifier's), ``think_share``,
+    ``mean_length``, ``chain_acc``, ``degenerate`` (groups with no signal: ``all_right`` +
+    ``all_wrong``), ``loss``, ``clip_frac``, where they apply ``mean_abs_adv``, ``kl``,
+    ``value_loss``, LM-PPO's ``score``/``kl_reward``/``total_reward``, ``ratio_dev``/``ratio_max``;
+    and ``time``. ``callback(step, record)``."""
     rng, ppo = np.random.default_rng(seed), cfg.algo == "ppo"
     ref, policy = policy.copy(), policy.copy()                             # π_ref: the start, kept
     if ppo:
@@ -410,7 +410,7 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = draw_problems(cfg, rng, prompt_sampler)
         ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        rec, ref_logp, old_logp = sample_record(ro, reward_fn, prompt_sampler), None, None
+        rec, ref_logp, old_logp = sample_record(ro, cfg.algo, prompt_sampler), None, None
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         x, y, mask = ro.seqs[:, :-1], ro.seqs[:, 1:], ro.mask                  # inputs, next tokens, answer tokens
         if not ppo:
@@ -518,9 +518,11 @@ def mean_stats(stats, cfg, ppo):
             for k in keys}
 
 
-def sample_record(ro, reward_fn, prompt_sampler=None):
-    """What step 1 sampled: the verifier's accuracy, the answers' format and length, and the
-    shares of groups with no signal (``toy.rl.mixed_groups``), their G rewards all 1 or all 0.
+def sample_record(ro, algo, prompt_sampler=None):
+    """What step 1 sampled: the mean ``reward`` (the verifier's, or ``reward_fn``'s), the
+    verifier's ``accuracy``, the answers' format and length, the share of groups with no signal
+    (``degenerate``: their G rewards all equal, ``toy.rl.mixed_groups``; ``all_right``/``all_wrong``
+    split it) and, for the group algorithms, ``mean_abs_adv`` (the mean |A| of the answers).
     A curriculum (a ``prompt_sampler`` with ``update``) learns the success rates from the rewards."""
     R = ro.reward.reshape(-1, ro.G)                                           # (B, G)
     if hasattr(prompt_sampler, "update"):
@@ -528,16 +530,18 @@ def sample_record(ro, reward_fn, prompt_sampler=None):
     flat = ~rl.mixed_groups(R)                                                # (B,) all equal
     n_think = ro.think.sum()
     rec = {
+        "reward": float(ro.reward.mean()),
         "accuracy": float(ro.correct.mean()),
         "think_share": float(ro.think.mean()),
         "mean_length": float(ro.length.mean()),
         "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
         "teacher_chain_acc": TEACHER_CHAIN_ACC,
+        "degenerate": float(np.mean(flat)),
         "all_right": float(np.mean(flat & (R[:, 0] == 1))),
         "all_wrong": float(np.mean(flat & (R[:, 0] == 0))),
     }
-    if reward_fn is not None:
-        rec["reward"] = float(ro.reward.mean())
+    if algo != "ppo":                                                         # PPO's A is per token (step 2)
+        rec["mean_abs_adv"] = float(np.abs(rl.advantages(R, algo)).mean())
     return rec
 
 
