@@ -16,6 +16,7 @@ help:
 	@echo "make evidence        re-train the Part III runs whose record is stale (evidence/), re-execute Part III, then make claims"
 	@echo "make evidence-check  prove the record: seals, keys, claims.json, and one seed of every arm re-trained bit for bit"
 	@echo "make claims   every notebook afresh under another arithmetic, the book's claims checked; result in evidence/claims.json"
+	@echo "              (NB=\"notebooks/partN/x.ipynb ...\": only these, the others' results kept)"
 	@echo "make student  student edition: notebooks without solutions in _build/student/notebooks + HTML with solutions hidden"
 	@echo "              (never overwrites a notebook edited there: FORCE=1 replaces it after keeping a .bak)"
 	@echo "make bench    execute every notebook and compare times to the budgets"
@@ -76,7 +77,8 @@ nbval: $(STAMP)
 # off the reference arithmetic). claims: the same on purpose under another arithmetic (OpenBLAS's
 # Prescott kernels, numpy's baseline dispatch), its result kept in evidence/claims.json for the
 # record's version (make evidence-check fails when that result is missing or belongs to other evidence).
-CLAIMS_RUN = RL_BY_HAND_EVIDENCE=off RL_BY_HAND_CLAIMS=1 CLAIMS_NOTEBOOKS="$(NOTEBOOKS)" $(PY) -m pytest tests/claims -n 2 -q
+# NB="a.ipynb b.ipynb": only these (claims.json keeps the other notebooks' results for the same record).
+CLAIMS_RUN = RL_BY_HAND_EVIDENCE=off RL_BY_HAND_CLAIMS=1 CLAIMS_NOTEBOOKS="$(or $(NB),$(NOTEBOOKS))" $(PY) -m pytest tests/claims -n 2 -q
 OTHER_ARITH := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
 claims-here: $(STAMP)

@@ -36,6 +36,7 @@ a robust claim: fix the claim or the experiment, not the tolerance.
 """
 import configparser
 import copy
+import hashlib
 import json
 import math
 import os
@@ -76,7 +77,8 @@ def _sanitize(text):
 
 def comparable(outputs):
     """What nbval compares of a cell's outputs: every data type but PNG/JPEG images and widget
-    ids (text/plain, text/html, glued values, ...) and streams, sanitized;
+    ids (text/plain, text/html, glued values, ...) and streams, sanitized, one stream's chunks
+    joined as nbval joins them;
     the toy's own off-reference warning is dropped (it is the point of claims mode)."""
     out = []
     for o in outputs:
@@ -84,7 +86,10 @@ def comparable(outputs):
             text = "".join(o.get("text", ""))
             if _OFF_REFERENCE in text:
                 continue
-            out.append(("stream", o.get("name"), _sanitize(text)))
+            if out and out[-1][:2] == ("stream", o.get("name")):   # the kernel's chunking is not output
+                out[-1] = ("stream", o.get("name"), out[-1][2] + text)
+            else:
+                out.append(("stream", o.get("name"), text))
         elif o.get("output_type") in ("execute_result", "display_data"):
             data = o.get("data", {})
             for mime in sorted(data):
@@ -94,7 +99,7 @@ def comparable(outputs):
                     out.append((mime, _sanitize(text)))
         elif o.get("output_type") == "error":
             out.append(("error", o.get("ename"), o.get("evalue")))
-    return out
+    return [(o[0], o[1], _sanitize(o[2])) if o[0] == "stream" else o for o in out]
 
 
 def glued(outputs):
@@ -168,6 +173,16 @@ def tolerance(name, committed, fresh):
 
 def _must_be_equal(name, value):
     return isinstance(value, str) or isinstance(value, bool) or "_n_" in name
+
+
+def digest(path):
+    """A hash of what the claims are checked against: the committed notebook's sources and the outputs
+    :func:`comparable` sees (not its timestamps). ``claims.json`` keeps it per notebook, so a
+    notebook re-executed after its check is seen."""
+    nb = nbformat.read(path, as_version=4)
+    cells = [(c.cell_type, c.source, comparable(c.get("outputs", [])) if c.cell_type == "code" else [])
+             for c in nb.cells]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------- executing

@@ -184,6 +184,15 @@ def check_claims():
                 f"{ev.version()}: run `make claims`"]
     if not got.get("passed"):
         return ["evidence/claims.json records a failed claims check: fix the claims, then `make claims`"]
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import claims
+    checked = got.get("notebooks", {})
+    stale = [str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("notebooks/part*/*.ipynb"))
+             if not isinstance(checked.get(str(p.relative_to(ROOT))), dict)
+             or checked[str(p.relative_to(ROOT))].get("digest") != claims.digest(p)]
+    if stale:
+        return [f"evidence/claims.json did not check these notebooks as committed (re-executed since, or new): "
+                f"{' '.join(stale)}: run `make claims NB=\"{' '.join(stale)}\"`"]
     return []
 
 

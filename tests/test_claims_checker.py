@@ -66,6 +66,14 @@ def test_the_off_reference_warning_is_not_a_difference():
     assert check(a, b) == []
 
 
+def test_a_stream_split_into_chunks_is_the_same_stream():
+    a = notebook(([stream("P = 0.349\n"), stream("4579=#8$\n")], False))    # the kernel flushed between
+    b = notebook(([stream("P = 0.349\n4579=#8$\n")], False))
+    assert check(a, b) == []
+    c = notebook(([stream("P = 0.349\n4579=#9$\n")], False))
+    assert "not tagged" in check(a, c)[0]                     # joined, the text is still compared
+
+
 def test_a_glued_number_within_four_se_of_the_difference_plus_a_unit():
     """acc = 0.433 ± 0.014 in both runs: tolerance 4·√(2)·0.014 + 0.001 = 0.0802."""
     def nb(v):

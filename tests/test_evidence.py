@@ -214,3 +214,20 @@ def test_bad_inputs_at_the_door():
         evidence.measured(5)
     with pytest.raises(ValueError, match="arguments must be numbers"):
         evidence._args_key((object(),), {})
+
+
+def test_claims_result_names_a_notebook_changed_after_its_check(tmp_path, monkeypatch):
+    """claims.json keeps, per notebook, the digest of the committed notebook it was checked against:
+    a notebook re-executed since (its outputs changed) is named, and the book's own result holds."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import claims
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("evidence_script", ROOT / "scripts" / "evidence.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.check_claims() == []                        # the committed result covers the book as committed
+    one = "notebooks/part1/s01_why_rl.ipynb"
+    real = claims.digest
+    monkeypatch.setattr(claims, "digest", lambda p: "0" * 16 if str(p).endswith(one) else real(p))
+    problems = script.check_claims()
+    assert len(problems) == 1 and one in problems[0] and "NB=" in problems[0]

@@ -57,6 +57,7 @@ def test_rounded_bad_input(value, fmt, arg):
     ((0.0812, 0.0286), {"signed": True}, "+0.081 ± 0.029"),
     ((-0.00001, 0.0002), {"signed": True}, "+0.0000 ± 0.0002"),   # no "-0.0000"
     ((0.5, 0.0), {}, "0.500 (every seed the same)"),
+    ((1e-15, 3e-14), {"signed": True}, "+0.000 (every seed the same to 12 decimals)"),   # rounding noise
     ((0.32, 0.003), {"decimals": 0, "percent": True}, "32.0% ± 0.3%"),
     ((0.0123, 0.0004), {"decimals": 2}, "0.0123 ± 0.0004"),
     ((12.0, 2.6), {"decimals": 0}, "12 ± 3"),

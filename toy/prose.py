@@ -54,7 +54,8 @@ def pm(mean, se, decimals=3, signed=False, percent=False):
     standard error would round to zero, so that a non-zero error always shows its first
     significant digit (up to 12 decimals): ``pm(0.9994, 0.0003) == "0.9994 ± 0.0003"``, never
     ``"0.999 ± 0.000"``. An error of exactly 0 is no measurement error: ``"0.500 (every seed the
-    same)"``. ``signed``: a sign on the mean (``"+0.081 ± 0.029"``), for differences; ``percent``:
+    same)"``, and one below 1e-12 is floating-point rounding: ``"+0.000 (every seed the same to 12
+    decimals)"``. ``signed``: a sign on the mean (``"+0.081 ± 0.029"``), for differences; ``percent``:
     both in percent (``pm(0.32, 0.003, 0, percent=True) == "32.0% ± 0.3%"``)."""
     for name, v in (("mean", mean), ("se", se)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
@@ -70,9 +71,14 @@ def pm(mean, se, decimals=3, signed=False, percent=False):
     mean, se, d = float(mean) * scale, float(se) * scale, int(decimals)
     while se > 0 and d < 12 and float(format(se, f".{d}f")) == 0:
         d += 1                                      # one more digit until the error shows
+    rounding = se > 0 and float(format(se, f".{d}f")) == 0         # below 1e-12: floating-point noise
+    if rounding:
+        d = int(decimals)
     m = format(mean, f"{'+' if signed else ''}.{d}f")
     if float(m) == 0:
         m = format(0.0, f"{'+' if signed else ''}.{d}f")              # no "-0.000"
+    if rounding:
+        return f"{m}{unit} (every seed the same to 12 decimals)"
     return f"{m}{unit} ± {format(se, f'.{d}f')}{unit}" if se > 0 else f"{m}{unit} (every seed the same)"
 
 

@@ -17,6 +17,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """Write $CLAIMS_RESULT: per notebook its result and the digest of the committed notebook it was
+    checked against. A run of some notebooks (``make claims NB="..."``) updates their entries in a
+    result for the same record and arithmetic; ``passed`` needs every notebook of the book, passed."""
     path = os.environ.get("CLAIMS_RESULT")
     if not path or hasattr(session.config, "workerinput"):          # the controller writes, once
         return
@@ -24,14 +27,25 @@ def pytest_sessionfinish(session, exitstatus):
     import subprocess
     import sys
     root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts"))
+    import claims
     # the arithmetic the notebooks ran on (a fresh process with this environment: numpy's settings
     # act only before it is imported) and the record's version
     probe = subprocess.run([sys.executable, "-c", "from toy.machine import fingerprint; from toy.tinylm import "
                             "evidence; print(fingerprint()); print(evidence.version())"],
                            capture_output=True, text=True, check=True, cwd=root).stdout.split("\n")
-    result = {"evidence": probe[1], "arithmetic": probe[0], "passed": exitstatus == 0 and bool(_RESULTS)
-              and all(v == "passed" for v in _RESULTS.values()), "notebooks": dict(sorted(_RESULTS.items()))}
     target = root / path
+    try:
+        before = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = {}
+    same = before.get("evidence") == probe[1] and before.get("arithmetic") == probe[0]
+    notebooks = {k: v for k, v in before.get("notebooks", {}).items() if isinstance(v, dict)} if same else {}
+    notebooks.update({nb: {"result": r, "digest": claims.digest(root / nb)} for nb, r in _RESULTS.items()})
+    book = {str(p.relative_to(root)) for p in root.glob("notebooks/part*/*.ipynb")}
+    result = {"evidence": probe[1], "arithmetic": probe[0], "notebooks": dict(sorted(notebooks.items())),
+              "passed": exitstatus == 0 and set(notebooks) >= book
+              and all(v["result"] == "passed" for v in notebooks.values())}
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, target)
