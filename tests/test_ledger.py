@@ -42,24 +42,30 @@ def test_verdict_by_hand(ok, partly, expected):
 @pytest.mark.parametrize("args, kwargs, expected", [
     ((0.081, 0.029), {}, REPRODUCED),                    # 2.8 s.e.
     ((0.040, 0.020), {}, REPRODUCED),                    # exactly 2 s.e.
-    ((0.039, 0.020), {}, PARTLY),                        # right sign, 1.95 s.e.
+    ((0.039, 0.020), {}, NOT),                           # right sign, 1.95 s.e.: not detectable
     ((-0.01, 0.02), {}, NOT),                            # reversed
     ((0.0, 0.0), {}, NOT),                               # no effect at all
     ((-0.05, 0.01), {"sign": -1}, REPRODUCED),           # a claimed decrease
     ((0.05, 0.01), {"sign": -1}, NOT),
     ((0.03, 0.02), {"k": 1}, REPRODUCED),
+    ((0.011, 0.005), {"se_warmups": 0.007}, PARTLY),     # 2.2 s.e. over the seeds, 1.6 over the warm-ups
+    ((0.011, 0.005), {"se_warmups": 0.005}, REPRODUCED),
+    ((0.011, 0.005), {"margin": 0.02}, PARTLY),          # detectable, smaller than the claim needs
+    ((0.03, 0.005), {"margin": 0.02, "se_warmups": 0.01}, REPRODUCED),
 ])
 def test_effect_by_hand(args, kwargs, expected):
     assert effect(*args, **kwargs) == expected
 
 
 @pytest.mark.parametrize("args, kwargs, expected", [
-    ((0.005, 0.004, 0.03), {}, REPRODUCED),              # 1.25 s.e. and small
-    ((0.023, 0.002, 0.03), {}, PARTLY),                  # small but 11 s.e.: real
-    ((-0.023, 0.004, 0.03), {}, PARTLY),                 # 5.75 s.e. below
-    ((0.04, 0.03, 0.03), {}, NOT),                       # within noise, but not small
+    ((0.005, 0.004, 0.03), {}, REPRODUCED),              # 0.005 + 2·0.004 ≤ 0.03
+    ((0.023, 0.002, 0.03), {}, REPRODUCED),              # small, real, bounded below 0.03
+    ((0.023, 0.004, 0.03), {}, PARTLY),                  # 0.023 + 0.008 > 0.03: cannot bound it
+    ((-0.023, 0.004, 0.03), {}, PARTLY),
+    ((0.04, 0.03, 0.03), {}, NOT),                       # not small
     ((0.0, 0.0, 0.03), {}, REPRODUCED),                  # exactly none (an exact computation)
-    ((0.001, 0.0, 0.03), {}, PARTLY),                    # exact, small, not zero
+    ((0.0, 0.02, 0.03), {}, PARTLY),                     # noisier data passes less easily, never more
+    ((0.0, 0.01, 0.03), {"se_warmups": 0.02}, PARTLY),   # the larger s.e. bounds it
     ((0.01, 0.004, 0.03), {"k": 3}, REPRODUCED),
 ])
 def test_no_effect_by_hand(args, kwargs, expected):
@@ -141,7 +147,8 @@ BAD_INPUTS = [
     (holds, (), {}, "conditions"),
     (effect, (0.1, -0.01), {}, "se"), (effect, (float("nan"), 0.01), {}, "diff"),
     (effect, ([0.1, 0.2], 0.01), {}, "diff"), (effect, (0.1, 0.01), {"sign": 2}, "sign"),
-    (effect, (0.1, 0.01), {"k": -1}, "k"), (no_effect, (0.1, 0.01, -0.1), {}, "tol"),
+    (effect, (0.1, 0.01), {"k": -1}, "k"), (effect, (0.1, 0.01), {"margin": -1}, "margin"),
+    (effect, (0.1, 0.01), {"se_warmups": float("nan")}, "se_warmups"), (no_effect, (0.1, 0.01, -0.1), {}, "tol"),
     (no_effect, (0.1, float("inf"), 0.1), {}, "se"),
     (Ledger().claim, ("§1", "c", "l", "b", "crit", "yes"), {}, "verdict"),
     (Ledger().claim, ("§1", "c", "l", "b", "crit", REPRODUCED), {"kind": "algebra"}, "kind"),

@@ -11,8 +11,10 @@ Every part of the book ends with one (§I.12, §II.7, §III.7), written the same
 A verdict is one of ``VERDICTS``: *reproduced*, *partly*, *not reproduced*, or *beyond the
 lecture* (an experiment the lecture does not run). ``close``, ``holds`` and ``verdict`` turn a
 number or a few conditions into one; ``effect`` and ``no_effect`` decide a measured difference
-by its standard error (an effect is *reproduced* when its sign holds at ≥ 2 s.e.; "no effect"
-only when the difference is within 2 s.e. of zero and small). A row is an ``"experiment"`` (a phenomenon of training or
+by one rule: an effect is *reproduced* when it clears 2 s.e. over the seeds, 2 s.e. over the
+warm-ups (clustered, where runs start from a few warm-ups) and a stated margin, *partly* when it
+clears 2 s.e. over the seeds only, else *not reproduced*; "no effect" is *reproduced* when the
+whole 2-s.e. interval lies within a stated tolerance. A row is an ``"experiment"`` (a phenomenon of training or
 sampling) or ``"by construction"`` (a calibration we chose, an exercise's closed-form answer):
 the two are counted and shown apart, because the second kind cannot fail for an interesting
 reason.
@@ -71,26 +73,39 @@ def _mean_se(diff, se):
     return _number(diff, "diff"), nonneg(_number(se, "se"), "se")
 
 
-def effect(diff, se, sign=1, k=2.0):
-    """A claimed effect of a known sign, measured as ``diff`` ± ``se`` (e.g. a paired difference
-    over seeds): *reproduced* when sign·diff ≥ k·se and > 0 (its sign holds at ≥ k standard
-    errors), *partly* when sign·diff > 0 at fewer, *not reproduced* when it is 0 or reversed."""
+def _se_warmups(se_warmups):
+    return None if se_warmups is None else nonneg(_number(se_warmups, "se_warmups"), "se_warmups")
+
+
+def effect(diff, se, sign=1, k=2.0, margin=0.0, se_warmups=None):
+    """A claimed effect of a known sign, measured as ``diff`` ± ``se`` (a paired difference over
+    seeds), decided by the book's one rule. With d = sign·diff:
+
+    - *reproduced*: d ≥ k·se over the seeds, d ≥ k·``se_warmups`` over the warm-ups (the clustered
+      s.e., where runs start from a few warm-ups), and d > ``margin`` (the size the claim needs);
+    - *partly*: d ≥ k·se over the seeds, but not over the warm-ups or not beyond the margin;
+    - *not reproduced*: fewer than k standard errors over the seeds (not detectable), or reversed."""
     diff, se = _mean_se(diff, se)
     if isinstance(sign, bool) or sign not in (1, -1):
         raise ValueError(f"sign must be +1 (an increase) or -1 (a decrease), got {sign!r}")
-    k = nonneg(k, "k")
+    k, margin, sew = nonneg(k, "k"), nonneg(_number(margin, "margin"), "margin"), _se_warmups(se_warmups)
     d = sign * diff
-    return verdict(d > 0 and d >= k * se, d > 0)
+    seeds = d > 0 and d >= k * se
+    return verdict(seeds and (sew is None or d >= k * sew) and d > margin, seeds)
 
 
-def no_effect(diff, se, tol, k=2.0):
-    """A claim of *no* (or almost no) effect, measured as ``diff`` ± ``se``: *reproduced* when the
-    difference is within k standard errors of 0 (|diff| ≤ k·se) and |diff| < tol (nothing detectable, and small);
-    *partly* when |diff| < tol but it is more than k s.e. from 0 (small but real: "almost none");
-    *not reproduced* when |diff| ≥ tol."""
+def no_effect(diff, se, tol, k=2.0, se_warmups=None):
+    """A claim of no effect (none larger than ``tol``), measured as ``diff`` ± ``se``: an
+    equivalence test, so that noisier data passes less easily, never more.
+
+    - *reproduced*: |diff| + k·s ≤ tol, s the larger of ``se`` and ``se_warmups`` (the whole
+      k-s.e. interval lies within ±tol);
+    - *partly*: |diff| < tol, but the interval reaches past tol (too noisy to bound it);
+    - *not reproduced*: |diff| ≥ tol."""
     diff, se = _mean_se(diff, se)
-    tol, k = nonneg(tol, "tol"), nonneg(k, "k")
-    return verdict(abs(diff) < tol and abs(diff) <= k * se, abs(diff) < tol)
+    tol, k, sew = nonneg(tol, "tol"), nonneg(k, "k"), _se_warmups(se_warmups)
+    s = se if sew is None else max(se, sew)
+    return verdict(abs(diff) + k * s <= tol, abs(diff) < tol)
 
 
 class Ledger:
