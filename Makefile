@@ -42,7 +42,21 @@ $(STAMP): requirements.txt pyproject.toml toy/_reference.py scripts/install_refe
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-book: $(STAMP)
+# The HTML build's node tools (book/_ext: MathJax typesets the maths at build time, PurgeCSS cuts
+# the theme's CSS): the exact versions of book/_ext/node/package-lock.json, installed with npm ci
+# into _build/node (Debian: apt-get install -y nodejs npm)
+NODE_DIR   := _build/node
+NODE_STAMP := $(NODE_DIR)/.installed
+
+$(NODE_STAMP): book/_ext/node/package.json book/_ext/node/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+	  { echo "make: the book's build needs node and npm (Debian: apt-get install -y nodejs npm)"; exit 1; }
+	mkdir -p $(NODE_DIR)
+	cp book/_ext/node/package.json book/_ext/node/package-lock.json $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
+
+book: $(STAMP) $(NODE_STAMP)
 	$(PY) scripts/execute_needed.py
 	$(JB) build . --builder html -W -n --keep-going
 	@echo "book: _build/html/index.html"
@@ -111,7 +125,7 @@ test: unit nbval book
 STUDENT_DIR := _build/student
 FORCE_FLAG = $(if $(FORCE),--force)
 
-student: $(STAMP)
+student: $(STAMP) $(NODE_STAMP)
 	$(PY) scripts/student_edition.py $(FORCE_FLAG) notebooks '$(STUDENT_DIR)/notebooks'
 	$(PY) scripts/student_edition.py --site $(FORCE_FLAG) '$(STUDENT_DIR)/notebooks' '$(STUDENT_DIR)/src'
 	$(JB) build '$(STUDENT_DIR)/src' --builder html -W -n --keep-going --path-output '$(STUDENT_DIR)'
@@ -177,10 +191,14 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 	touch $(BROWSER_STAMP)
 
 # The live notebooks: JupyterLab + jupyterlab-myst (requirements-lab.txt, installed into .venv here
-# and by `make browser` only). scripts/lab.py copies the notebooks into lab/ (never over a copy that
-# exists: it is the reader's work) and starts JupyterLab on 127.0.0.1; STUDENT=1: the student edition.
+# and by `make browser` only). scripts/lab.py copies the notebooks into $(LAB_DIR)/book (never over a
+# copy that exists: it is the reader's work) and starts JupyterLab on 127.0.0.1; STUDENT=1 (and only
+# that variable): the student edition, in $(LAB_DIR)/student. LAB_STATE holds JupyterLab's settings
+# and workspaces; LAB_NO_BROWSER=1 opens no browser (the browser suite sets all three).
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_PORT  ?= 8888
+LAB_DIR   ?= lab
+LAB_STATE ?= _build/lab
 
 $(LAB_STAMP): requirements-lab.txt $(BROWSER_STAMP)
 	$(PY) -m pip install --quiet -r requirements-lab.txt
@@ -188,7 +206,7 @@ $(LAB_STAMP): requirements-lab.txt $(BROWSER_STAMP)
 
 .PHONY: lab
 lab: $(LAB_STAMP)
-	$(PY) scripts/lab.py --port $(LAB_PORT) $(if $(STUDENT),--student)
+	$(PY) scripts/lab.py --port $(LAB_PORT) --lab '$(LAB_DIR)' --state '$(LAB_STATE)' $(if $(STUDENT),--student) $(if $(LAB_NO_BROWSER),--no-browser)
 
 browser: $(BROWSER_STAMP) $(LAB_STAMP)
 	@test -x $(CHROMIUM) || { echo "make browser: $(CHROMIUM) missing (apt-get install -y chromium)"; exit 1; }

@@ -19,11 +19,19 @@
      does not trust) becomes its static default figure with "run this cell for a live slider",
      and the widget placeholder (no kernel yet) is dropped. Running the cell shows one live
      ipywidgets slider (``TOY_LIVE=1``: toy.widgets then displays no scrubber).
+   - every cell gets an id (nbformat 4.5), so that JupyterLab opens a copy unmodified (it adds
+     ids to cells that lack them, and then the notebook counts as changed);
+   - the copy's first cell starts with MyST front matter that numbers its exercises as the HTML
+     book does ("Exercise II.4.1", not "Exercise 1": ``numbering: enumerator: II.4.%s``).
 3. **JupyterLab on 127.0.0.1** with the .venv kernel, its settings and workspaces under
-   ``_build/lab/`` (your ~/.jupyter is not touched), no update or news checks.
+   ``_build/lab/`` (``--state``; your ~/.jupyter is not touched), no update or news checks.
+
+``--lab DIR`` and ``--state DIR`` put the copies and JupyterLab's state elsewhere (the browser
+suite runs ``make lab LAB_DIR=... LAB_STATE=...`` in a temporary folder).
 """
 import argparse
 import ast
+import hashlib
 import json
 import os
 import re
@@ -36,12 +44,15 @@ ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "lab"
 STATE = ROOT / "_build" / "lab"
 SRC = ROOT / "notebooks"
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import toc_sections  # noqa: E402  (the book's section numbers: notebooks/part2/s04_... -> II.4)
 
 GLUE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
 START = re.compile(r"^(`{3,}|:{3,})\{solution-start\}\s*(\S+)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
 END = re.compile(r"^(`{3,}|:{3,})\{solution-end\}[^\n]*\n(?:.*?\n)?^\1\s*$", re.S | re.M)
 SCRUBBER_IMG = re.compile(r'<img id="[^"]*-img" src="(data:image/svg\+xml;base64,[^"]+)" alt="([^"]*)"')
 WIDGET = "application/vnd.jupyter.widget-view+json"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 LIVE_NOTE = "run this cell for a live slider"
 
 
@@ -92,8 +103,28 @@ def _solution(label, body):
     return f"````{{solution}} {label}\n:class: dropdown\n\n{body.strip()}\n````"
 
 
-def lab_notebook(nb, where=""):
-    """The notebook adapted for JupyterLab + jupyterlab-myst (see the module's docstring)."""
+def front_matter(label):
+    """MyST front matter that numbers the notebook's exercises (and other numbered things) as
+    "II.4.1", "II.4.2", ... like the HTML book."""
+    return f"---\nnumbering:\n  enumerator: {label}.%s\n---\n"
+
+
+def with_ids(cells, where=""):
+    """Every cell with a unique id (nbformat 4.5): its own if it has one, else one made from the
+    notebook's name and the cell's position (the same on every run)."""
+    seen = set()
+    for i, cell in enumerate(cells):
+        cid = cell.get("id")
+        if not cid or cid in seen:
+            cid = hashlib.sha1(f"{where}#{i}".encode()).hexdigest()[:12]
+        seen.add(cid)
+        cell["id"] = cid
+    return cells
+
+
+def lab_notebook(nb, where="", label=None):
+    """The notebook adapted for JupyterLab + jupyterlab-myst (see the module's docstring); ``label``
+    ("II.4") numbers its exercises as the HTML book does."""
     values = glued_values(nb)
     cells, gated = [], None      # gated: the label of the open gated solution
     for cell in nb["cells"]:
@@ -121,8 +152,9 @@ def lab_notebook(nb, where=""):
                 continue
             cell["source"] = text
         elif cell["cell_type"] == "code":
-            if gated:
+            if gated:   # (JupyterLab mirrors outputs_hidden in "collapsed": set both, or it marks the copy changed)
                 cell["metadata"].setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
+                cell["metadata"]["collapsed"] = True
             outputs = []
             for out in cell.get("outputs", []):
                 data = out.get("data", {})
@@ -139,9 +171,17 @@ def lab_notebook(nb, where=""):
         cells.append(cell)
     if gated:
         raise ValueError(f"{where}: solution-start {gated} has no solution-end")
+    if label:
+        first = next((c for c in cells if c["cell_type"] == "markdown"), None)
+        if first is None:
+            first = _markdown("")
+            cells.insert(0, first)
+        first["source"] = front_matter(label) + _source(first)
     meta = {**nb.get("metadata", {}), "rl_by_hand": {"lab_edition": True}}
+    meta.setdefault("kernelspec", KERNELSPEC)     # else JupyterLab sets it on opening: a change
     meta.pop("widgets", None)
-    return {**nb, "metadata": meta, "cells": cells}
+    return {**nb, "nbformat": 4, "nbformat_minor": max(5, nb.get("nbformat_minor", 0)),
+            "metadata": meta, "cells": with_ids(cells, where=Path(where).name)}
 
 
 def _atomic_write(path, text):
@@ -152,11 +192,12 @@ def _atomic_write(path, text):
     os.replace(tmp, path)
 
 
-def prepare(student=False, lab=LAB, quiet=False):
+def prepare(student=False, lab=LAB, quiet=False, state=STATE):
     """Make the missing copies; return the folder JupyterLab opens."""
     src = SRC
+    labels = toc_sections.labels()
     if student:
-        src = STATE / "student-src"
+        src = Path(state) / "student-src"
         subprocess.run([sys.executable, str(ROOT / "scripts" / "student_edition.py"), str(SRC), str(src)],
                        check=True, stdout=subprocess.DEVNULL)
     dst = lab / ("student" if student else "book")
@@ -168,7 +209,8 @@ def prepare(student=False, lab=LAB, quiet=False):
         if out.exists():
             kept += 1
             continue
-        nb = lab_notebook(json.loads(path.read_text(encoding="utf-8")), where=str(path))
+        docname = "notebooks/" + path.relative_to(src).with_suffix("").as_posix()
+        nb = lab_notebook(json.loads(path.read_text(encoding="utf-8")), where=str(path), label=labels.get(docname))
         _atomic_write(out, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         made += 1
     if not quiet:
@@ -184,25 +226,26 @@ SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"wind
             "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"}}
 
 
-def command(root, port, open_browser=True):
-    """The JupyterLab command line (settings and workspaces under _build/lab, 127.0.0.1 only)."""
+def command(root, port, open_browser=True, state=STATE):
+    """The JupyterLab command line (settings and workspaces under ``state``, 127.0.0.1 only)."""
+    state = Path(state)
     for name, value in SETTINGS.items():
-        path = STATE / "settings" / name
+        path = state / "settings" / name
         if not path.exists():
             _atomic_write(path, json.dumps(value, indent=1) + "\n")
     return [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             f"--ServerApp.open_browser={open_browser}",
-            f"--LabApp.user_settings_dir={STATE / 'settings'}", f"--LabApp.workspaces_dir={STATE / 'workspaces'}",
+            f"--LabApp.user_settings_dir={state / 'settings'}", f"--LabApp.workspaces_dir={state / 'workspaces'}",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
             "--ServerApp.terminals_enabled=False", "--LabApp.extension_manager=readonly"] + (
         ["--ServerApp.allow_root=True"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
 
 
-def environment():
+def environment(state=STATE):
     """The server's and kernels' environment: toy.widgets shows only the live slider (no
-    scrubber); the server's runtime files stay under _build/lab."""
-    return {**os.environ, "TOY_LIVE": "1", "JUPYTER_RUNTIME_DIR": str(STATE / "runtime")}
+    scrubber); the server's runtime files stay under ``state``."""
+    return {**os.environ, "TOY_LIVE": "1", "JUPYTER_RUNTIME_DIR": str(Path(state) / "runtime")}
 
 
 def main(argv=None):
@@ -211,13 +254,17 @@ def main(argv=None):
     ap.add_argument("--port", type=int, default=8888)
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--prepare-only", action="store_true", help="make the copies, do not start JupyterLab")
+    ap.add_argument("--lab", type=Path, default=LAB, help="the folder of the copies (default: lab/)")
+    ap.add_argument("--state", type=Path, default=STATE, help="JupyterLab's settings, workspaces and runtime files")
     args = ap.parse_args(argv)
-    root = prepare(student=args.student)
+    lab, state = args.lab.resolve(), args.state.resolve()
+    root = prepare(student=args.student, lab=lab, state=state)
     if args.prepare_only:
         return 0
     print(f"lab: starting JupyterLab on 127.0.0.1:{args.port}: it opens your browser, or open the "
           f"http://127.0.0.1:{args.port}/lab?token=... address it prints (Ctrl-C twice to stop)")
-    return subprocess.call(command(root, args.port, open_browser=not args.no_browser), env=environment())
+    print(f"lab: {'student' if args.student else 'book'} edition, from {root}", flush=True)
+    return subprocess.call(command(root, args.port, open_browser=not args.no_browser, state=state), env=environment(state))
 
 
 if __name__ == "__main__":

@@ -4,19 +4,23 @@
   part (roman) and the section number of the notebook's file name (``part1/s08_...`` -> I.8), so
   they match the prose's "§I.8" references (``scripts/link_sections.py``) even where a part has
   gaps (Part III has §3, §5, §6).
-- **Math without the network, and only what a page uses.** MathJax 3's components (startup, the
-  TeX input with its on-demand extensions, the SVG output and its font: no web fonts, which a
-  browser may refuse to load from file://) are copied from the ``django-static-mathjax`` package
-  into ``_static/mathjax/``; ``mathjax_path`` and ``mathjax3_config`` in _config.yml load them.
-  The all-in-one ``tex-svg-full.js`` (2.28 MB) also carried the context menu, the speech rule
-  engine and every TeX package; a page now loads about 1.7 MB of MathJax.
+- **Maths typeset when the book is built** (``static_math.py``): each formula is MathJax's SVG,
+  made under node at build time; no page loads MathJax or a maths font (they were 1.7 MB).
+- **Theme CSS cut to what the pages use** (``slim_css.py``: PurgeCSS over the built pages).
+- **Figures** (``figures.py``): alt text from the cell that drew the figure; no link to the bare
+  image file; on a phone a figure keeps a readable width and scrolls sideways in its box.
+- **Traceable numbers** (``glue_trace.py``): every glued number shows its ± s.e. and the cell that
+  computed it.
 - **No icon script.** The theme loads Font Awesome's 1.49 MB script to draw some fifteen icons.
   ``templates/static/webpack-macros.html`` is the theme's own file without that script (a unit
   test compares the two), and ``_static/icons.css`` draws the icons the pages use from the same
   icon set, as CSS masks.
-- **Search text from file://.** Sphinx's search page fetches each result's page to show a line of
-  its text, which a browser refuses from file://. ``_static/search-text.js`` holds each page's
-  text (read from the built HTML), and ``reader.js`` answers those fetches from it.
+- **Search results a reader can use.** Sphinx's search page fetches each result's page to show a
+  line of its text (which a browser refuses from file://), and shows whatever comes first: the
+  page's buttons and contents list, or raw TeX. ``_static/search-text.js`` holds each page's
+  title, section number and prose as sentences under their section titles (no furniture, no code,
+  TeX turned into plain text); ``reader.js`` shows the sentence that holds the query under its
+  section's title, and ranks a page whose title matches the query first.
 - **Solution titles.** "Solution to" and the exercise's link are separated by a space outside
   the link.
 - **No widget JavaScript.** The live ipywidgets view is dropped from the HTML (there is no
@@ -28,7 +32,6 @@
 import json
 import os
 import re
-import shutil
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
@@ -38,10 +41,6 @@ from docutils import nodes
 
 import toc_sections  # noqa: E402  (book/_ext is on the path: _config.yml)
 
-# MathJax components a page may load: _config.yml's loader asks for input/tex and output/svg (and
-# the hidden MathML for screen readers); the TeX extensions are loaded on demand (autoload)
-MATHJAX_FILES = ["startup.js", "core.js", "input/tex.js", "output/svg.js", "output/svg/fonts/tex.js",
-                 "a11y/assistive-mml.js", "input/tex/extensions/*.js"]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -101,20 +100,6 @@ def _trim_scripts(app, pagename, templatename, context, doctree):
         seen.add(_script_key(js))
         kept.append(js)
     scripts[:] = kept
-
-
-def _copy_mathjax(app, exception):
-    if exception is not None or app.builder.format != "html":
-        return
-    import mathjax  # the django-static-mathjax package: MathJax's own distribution files
-    src = Path(mathjax.__file__).parent / "static" / "mathjax"
-    dst = Path(app.outdir) / "_static" / "mathjax"
-    for pattern in MATHJAX_FILES:
-        for f in sorted((src / "es5").glob(pattern)):
-            target = dst / f.relative_to(src / "es5")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f, target)
-    shutil.copyfile(src / "LICENSE", dst / "LICENSE")
 
 
 # ---- icons: the theme's Font Awesome script replaced by CSS masks of the icons the pages use
@@ -222,14 +207,128 @@ def page_text(html):
     return ""
 
 
+# TeX in a search snippet: the source of a formula made readable as plain text
+TEX_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "eta": "η",
+    "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Delta": "Δ", "Gamma": "Γ",
+    "Pi": "Π", "Sigma": "Σ", "Omega": "Ω", "Theta": "Θ", "nabla": "∇", "sum": "Σ", "prod": "Π", "cdot": "·",
+    "times": "×", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "neq": "≠", "ne": "≠", "approx": "≈",
+    "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "infty": "∞", "pm": "±", "in": "∈",
+    "ldots": "…", "dots": "…", "cdots": "…", "mid": "|", "sim": "~", "propto": "∝", "partial": "∂",
+    "log": "log", "exp": "exp", "min": "min", "max": "max", "arg": "arg", "lvert": "|", "rvert": "|",
+    "lVert": "‖", "rVert": "‖", "langle": "⟨", "rangle": "⟩", "quad": " ", "qquad": " ", "%": "%",
+    "hat": "", "bar": "", "tilde": "", "vec": "", "widehat": "",
+}
+TEX_DROP = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg|bigl|bigr|Bigl|Bigr|displaystyle|textstyle|limits|nolimits)\b")
+TEX_WRAP = re.compile(r"\\(?:text|mathrm|mathbf|mathit|mathsf|mathtt|mathcal|mathbb|operatorname|boldsymbol|"
+                      r"hat|bar|tilde|widehat|overline|underline|vec|textbf|textit|emph)\s*\{([^{}]*)\}")
+TEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+
+
+def tex_to_text(tex):
+    """A formula's TeX as readable plain text: \\frac{a}{b} -> a/b, \\theta -> θ, no backslash left."""
+    t = TEX_DROP.sub("", tex)
+    for _ in range(4):
+        t = TEX_WRAP.sub(r"\1", t)
+        t = TEX_FRAC.sub(lambda m: (m.group(1) if len(m.group(1)) < 2 else f"({m.group(1)})") + "/"
+                         + (m.group(2) if len(m.group(2)) < 2 else f"({m.group(2)})"), t)
+    t = re.sub(r"\\([,;:! ]|quad|qquad)", " ", t)
+    t = re.sub(r"\\([A-Za-z]+|[%{}_&#$])", lambda m: TEX_SYMBOLS.get(m.group(1), m.group(1)), t)
+    t = t.replace("{", "").replace("}", "").replace("&", " ").replace("\\", " ")
+    return " ".join(t.split())
+
+
+MATH_SPAN = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", re.S)
+SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z§(“\"0-9])")
+
+
+class _Sentences(HTMLParser):
+    """The prose of a built page's article as [section id, section title, [sentences]]: headings,
+    paragraphs, list items, admonitions and table cells; no code, outputs, buttons, scripts or
+    page furniture (the article's header, the prev/next links, the numbers' sources)."""
+
+    SKIP_TAGS = {"script", "style", "svg", "button", "pre", "nav", "form", "mjx-container", "summary"}
+    SKIP_CLASSES = {"cell_input", "cell_output", "highlight", "headerlink", "toy-glue-sources",
+                    "bd-header-article", "prev-next-area", "toggle-button", "eqno"}
+    BLOCKS = {"p", "li", "dd", "dt", "td", "th", "caption", "h1", "h2", "h3", "h4", "figcaption"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack = []          # (tag, in article, skipping)
+        self.buf, self.sections = [], [["", "", []]]
+        self.heading = None
+
+    def _state(self):
+        return self.stack[-1][1:] if self.stack else (False, False)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        inside, skip = self._state()
+        classes = set((a.get("class") or "").split())
+        if "bd-article" in classes:
+            inside = True
+        skip = skip or tag in self.SKIP_TAGS or bool(classes & self.SKIP_CLASSES)
+        if inside and not skip and tag == "section" and a.get("id"):
+            self._flush()
+            self.sections.append([a["id"], "", []])
+        if inside and not skip and tag in self.BLOCKS:
+            self._flush()
+            if tag in ("h1", "h2", "h3", "h4"):
+                self.heading = tag
+        if tag not in VOID:
+            self.stack.append((tag, inside, skip))
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        while self.stack:
+            t, inside, skip = self.stack.pop()
+            if t == tag:
+                break
+        if inside and not skip and tag in self.BLOCKS:
+            self._flush()
+
+    def handle_data(self, data):
+        inside, skip = self._state()
+        if inside and not skip:
+            self.buf.append(data)
+
+    def _flush(self):
+        text = " ".join("".join(self.buf).split())
+        self.buf = []
+        if self.heading:
+            self.sections[-1][1] = text.rstrip("#").strip()
+            self.heading = None
+            return
+        text = MATH_SPAN.sub(lambda m: tex_to_text(m.group(1) or m.group(2) or ""), text)
+        if len(text) > 1:
+            self.sections[-1][2].extend(s for s in SENTENCE_END.split(text) if s.strip())
+
+    def result(self):
+        self._flush()
+        return [s for s in self.sections if s[2] or s[1]]
+
+
+def page_sentences(html):
+    """[[section id, section title, [sentence, ...]], ...] of a built page's article."""
+    parser = _Sentences()
+    parser.feed(html)
+    return parser.result()
+
+
 def _write_search_text(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     out, texts = Path(app.outdir), {}
+    labels = toc_sections.labels(Path(app.srcdir) / "_toc.yml") if (Path(app.srcdir) / "_toc.yml").exists() else {}
     for docname in sorted(app.env.found_docs):
         page = out / (docname + ".html")
         if page.exists():
-            texts[docname] = page_text(page.read_text(encoding="utf-8"))
+            title = nodes.Element()
+            title.extend(app.env.titles[docname].deepcopy().children) if docname in app.env.titles else None
+            texts[docname] = {"title": title.astext(), "label": labels.get(docname, ""),
+                              "sections": page_sentences(page.read_text(encoding="utf-8"))}
     body = "window.TOY_SEARCH_TEXT = " + json.dumps(texts, ensure_ascii=False, sort_keys=True) + ";\n"
     _atomic_write(out / "_static" / "search-text.js", body)
 
@@ -279,8 +378,9 @@ def setup(app):
     app.connect("html-page-context", _trim_scripts, priority=900)
     app.connect("html-page-context", _page_assets, priority=400)
     app.connect("doctree-resolved", _solution_titles)
-    app.connect("build-finished", _copy_mathjax)
-    app.connect("build-finished", _write_icons)
-    app.connect("build-finished", _write_search_text)
+    app.connect("build-finished", _write_icons, priority=100)
+    app.connect("build-finished", _write_search_text, priority=200)   # before the maths is typeset
+    for ext in ("static_math", "figures", "glue_trace", "slim_css"):
+        app.setup_extension(ext)
     app.add_css_file("icons.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
