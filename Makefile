@@ -8,12 +8,13 @@ JB     := $(VENV)/bin/jupyter-book
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help setup book test unit nbval claims claims-here evidence evidence-check student bench browser clean
+.PHONY: help setup book test unit nbval claims claims-here evidence fresh evidence-check student bench browser clean
 
 help:
 	@echo "make book     build the HTML book into _build/html (stops on a never-run notebook and names it; warnings are errors)"
 	@echo "make test     unit tests + nbval re-execution of every notebook + a warnings-as-errors build"
 	@echo "make evidence        re-train the Part III runs whose record is stale (evidence/), re-execute Part III, then make claims"
+	@echo "make fresh           the ledgers' rows again on seeds and warm-ups the book never used; each row says whether it replicated"
 	@echo "make evidence-check  prove the record: seals, keys, claims.json, and one seed of every arm re-trained bit for bit"
 	@echo "make claims   every notebook afresh under another arithmetic, the book's claims checked; result in evidence/claims.json"
 	@echo "              (NB=\"notebooks/partN/x.ipynb ...\": only these, the others' results kept)"
@@ -110,8 +111,21 @@ EVIDENCE_USED := _build/evidence-used.txt
 evidence: $(STAMP)
 	@mkdir -p _build && rm -f $(EVIDENCE_USED)
 	RL_BY_HAND_EVIDENCE=record RL_BY_HAND_EVIDENCE_LOG=$(abspath $(EVIDENCE_USED)) $(PY) scripts/execute_needed.py --inplace $(PART3)
+	RL_BY_HAND_EVIDENCE=record RL_BY_HAND_EVIDENCE_LOG=$(abspath $(EVIDENCE_USED)) $(PY) scripts/fresh.py $(FRESH_LEDGERS)
+	$(PY) scripts/execute_needed.py --inplace $(FRESH_LEDGERS)
 	$(PY) scripts/evidence.py prune $(EVIDENCE_USED)
 	$(MAKE) --no-print-directory claims
+
+# make fresh: the ledgers' rows on seeds and warm-ups the book never used (toy.seeds, scripts/fresh.py): each
+# ledger executed with RL_BY_HAND_SEEDS=fresh in a scratch copy (its Part III runs recorded in evidence/ like
+# the book's; ≈ 10 min after a training-code change, seconds when recorded), its findings kept in
+# evidence/fresh/, then the ledger re-executed in place to show, row by row, whether each one replicated.
+# make evidence does this too.
+FRESH_LEDGERS := notebooks/part3/s07_ledger.ipynb
+
+fresh: $(STAMP)
+	RL_BY_HAND_EVIDENCE=record $(PY) scripts/fresh.py $(FRESH_LEDGERS)
+	$(PY) scripts/execute_needed.py --inplace $(FRESH_LEDGERS)
 
 evidence-check: $(STAMP)
 	$(PY) scripts/evidence.py check

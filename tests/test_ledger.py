@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from toy import ledger as lg
-from toy.ledger import BEYOND, NOT, PARTLY, REPRODUCED, Ledger, close, effect, holds, no_effect, verdict
+from toy.ledger import BEYOND, NOT, PARTLY, REPRODUCED, Ledger, close, effect, holds, no_effect, non_inferior, verdict
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -48,8 +48,9 @@ def test_verdict_by_hand(ok, partly, expected):
     ((-0.05, 0.01), {"sign": -1}, REPRODUCED),           # a claimed decrease
     ((0.05, 0.01), {"sign": -1}, NOT),
     ((0.03, 0.02), {"k": 1}, REPRODUCED),
-    ((0.011, 0.005), {"se_warmups": 0.007}, PARTLY),     # 2.2 s.e. over the seeds, 1.6 over the warm-ups
-    ((0.011, 0.005), {"se_warmups": 0.005}, REPRODUCED),
+    ((0.011, 0.005, 0.007), {}, PARTLY),                 # 2.2 s.e. over the seeds, 1.6 over the warm-ups
+    ((0.011, 0.005, 0.005), {}, REPRODUCED),
+    ((0.011, 0.005, None), {}, REPRODUCED),              # no warm-ups (independent runs)
     ((0.011, 0.005), {"margin": 0.02}, PARTLY),          # detectable, smaller than the claim needs
     ((0.03, 0.005), {"margin": 0.02, "se_warmups": 0.01}, REPRODUCED),
 ])
@@ -70,6 +71,19 @@ def test_effect_by_hand(args, kwargs, expected):
 ])
 def test_no_effect_by_hand(args, kwargs, expected):
     assert no_effect(*args, **kwargs) == expected
+
+
+@pytest.mark.parametrize("args, kwargs, expected", [
+    ((0.0, 0.004), {"margin": 0.01}, REPRODUCED),        # 0 − 0.008 ≥ −0.01
+    ((-0.005, 0.002), {"margin": 0.01}, REPRODUCED),     # −0.009 ≥ −0.01
+    ((-0.005, 0.003), {"margin": 0.01}, PARTLY),         # −0.011: too noisy to tell
+    ((0.0, 0.02), {"margin": 0.01}, PARTLY),             # noisier data passes less easily, never more
+    ((-0.019, 0.002), {"margin": 0.01}, NOT),            # worse by more than the margin
+    ((0.0, 0.002, 0.008), {"margin": 0.01}, PARTLY),     # the warm-ups' s.e. bounds it
+    ((0.05, 0.01), {"margin": 0.0}, REPRODUCED),
+])
+def test_non_inferior_by_hand(args, kwargs, expected):
+    assert non_inferior(*args, **kwargs) == expected
 
 
 def _ledger():
@@ -99,7 +113,7 @@ def test_frame_keeps_order_numbers_from_one_and_drops_an_empty_note_column():
     led = _ledger()
     df = led.frame()
     assert list(df["claim"]) == ["a", "b", "c", "d"] and list(df.index) == [1, 2, 3, 4]
-    assert df.index.name == "#" and list(df.columns) == list(lg.COLUMNS)
+    assert df.index.name == "#" and list(df.columns) == [c for c in lg.COLUMNS if c != "fresh seeds"]   # none run
     assert df.loc[1, "note"] == "off by one" and df.loc[2, "note"] == ""
     checks = led.frame("by construction")
     assert list(checks["claim"]) == ["e", "f"] and "note" not in checks.columns
@@ -130,7 +144,8 @@ def test_table_colours_each_verdict_cell_and_left_aligns_the_text():
         assert css and css.group(1) == lg.COLOURS[v]
     # the left alignment must outrank the book style's "#T_led td { text-align: right }"
     left = set(re.findall(r"#T_led td\.col(\d+) \{\s*text-align: left;", html))
-    assert left == {str(lg.COLUMNS.index(n)) for n in ("claim", "lecture says", "book", "criterion", "note")}
+    shown = [c for c in lg.COLUMNS if c != "fresh seeds"]
+    assert left == {str(shown.index(n)) for n in ("claim", "lecture says", "book", "criterion", "note")}
     assert re.search(r"#T_led td \{\s*text-align: right;", html)
     assert repr(_ledger().table()).splitlines()[0].split() == ["§", "claim", "lecture", "says", "book",
                                                                "criterion", "verdict", "note"]
@@ -147,7 +162,8 @@ BAD_INPUTS = [
     (holds, (), {}, "conditions"),
     (effect, (0.1, -0.01), {}, "se"), (effect, (float("nan"), 0.01), {}, "diff"),
     (effect, ([0.1, 0.2], 0.01), {}, "diff"), (effect, (0.1, 0.01), {"sign": 2}, "sign"),
-    (effect, (0.1, 0.01), {"k": -1}, "k"), (effect, (0.1, 0.01), {"margin": -1}, "margin"),
+    (effect, (0.1, 0.01), {"k": -1}, "k"), (non_inferior, (0.1, 0.01), {"margin": -0.1}, "margin"),
+    (non_inferior, ("x", 0.01), {"margin": 0.1}, "diff"), (effect, (0.1, 0.01), {"margin": -1}, "margin"),
     (effect, (0.1, 0.01), {"se_warmups": float("nan")}, "se_warmups"), (no_effect, (0.1, 0.01, -0.1), {}, "tol"),
     (no_effect, (0.1, float("inf"), 0.1), {}, "se"),
     (Ledger().claim, ("§1", "c", "l", "b", "crit", "yes"), {}, "verdict"),
@@ -167,3 +183,53 @@ BAD_INPUTS = [
 def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name):
     with pytest.raises(ValueError, match=rf"^{re.escape(name)}(?!\w)"):
         fn(*args, **kwargs)
+
+
+def test_fresh_seeds_keeps_the_verdicts_then_marks_each_row(tmp_path, monkeypatch):
+    """On the fresh seeds the ledger keeps its findings; on the book's seeds each row says whether
+    its finding replicated (a flipped verdict shows the fresh one; a row without a fresh result
+    says so), and the count is of the rows compared."""
+    monkeypatch.setenv("TOY_EVIDENCE_DIR", str(tmp_path))
+
+    def build(v1, note):
+        led = Ledger()
+        led.claim("§1", "a", "x", "y", "c", v1)
+        led.claim("§2", "b", "x", "y", "c", BEYOND, note=note)
+        led.claim("§3", "c", "x", "y", "c", REPRODUCED, kind="by construction")
+        return led
+
+    monkeypatch.setenv("RL_BY_HAND_SEEDS", "fresh")
+    assert build(PARTLY, "an effect").fresh_seeds("part9") == (2, 2)
+    monkeypatch.setenv("RL_BY_HAND_SEEDS", "book")
+    led = build(REPRODUCED, "an effect")
+    assert led.fresh_seeds("part9") == (1, 2)
+    assert [r.get("fresh seeds") for r in led.rows] == [PARTLY, "same", None]
+    assert "fresh seeds" in led.frame().columns and "fresh seeds" not in led.frame("by construction").columns
+    led.claim("§4", "d", "x", "y", "c", NOT)
+    assert led.fresh_seeds("part9") == (1, 2) and led.rows[-1]["fresh seeds"] == "not run"
+    led.table()                                                # renders with the column
+    monkeypatch.setenv("RL_BY_HAND_SEEDS", "other")
+    with pytest.raises(ValueError, match="RL_BY_HAND_SEEDS"):
+        led.fresh_seeds("part9")
+
+
+@pytest.mark.parametrize("name, notebook", [("part3", "notebooks/part3/s07_ledger.ipynb")])
+def test_every_committed_ledger_row_was_replicated_on_fresh_seeds(name, notebook):
+    """``make fresh`` ran after the ledger's rows last changed: every experimental row of the
+    committed table has a fresh-seeds finding (none 'not run'), and the kept file names exactly
+    the committed rows (a row renamed or added since is caught)."""
+    import html
+    import json
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]
+    nb = json.loads((root / notebook).read_text())
+    page = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", [])
+                   if "T_ledger_experiment" in "".join(o.get("data", {}).get("text/html", "")))
+    header = [html.unescape(h) for h in re.findall(r'class="col_heading level0 col\d+" >([^<]*)</th>', page)]
+    assert "fresh seeds" in header, "the ledger shows no fresh-seeds column: run make fresh"
+    col = header.index("fresh seeds")
+    cells = [html.unescape(v) for v in re.findall(rf'class="data row\d+ col{col}" >([^<]*)</td>', page)]
+    assert cells and lg.NOT_RUN not in cells, f"{cells.count(lg.NOT_RUN)} rows without a fresh result: run make fresh"
+    kept = json.loads((root / "evidence" / "fresh" / f"{name}.json").read_text())["rows"]
+    claims = [html.unescape(v) for v in re.findall(r'class="data row\d+ col1" >([^<]*)</td>', page)]
+    assert len(kept) == len(claims)

@@ -254,3 +254,16 @@ def test_pass_at_k_against_the_product_over_the_correct_samples():
     assert metrics.pass_at_k(n, c, k) == pytest.approx(1 - over_correct, rel=1e-12)
     with pytest.raises(ValueError, match="^n, c and k"):
         metrics.pass_at_k(10**12, 10**5, 10**11)
+
+
+def test_warmup_se_is_the_se_of_the_warmups_means_by_hand():
+    # seeds 0..9 over 3 warm-ups: warm-up 0 holds seeds 0, 3, 6, 9; 1 holds 1, 4, 7; 2 holds 2, 5, 8
+    x = np.array([1.0, 2.0, 6.0, 3.0, 2.0, 6.0, 1.0, 5.0, 9.0, 3.0])
+    means = np.array([(1 + 3 + 1 + 3) / 4, (2 + 2 + 5) / 3, (6 + 6 + 9) / 3])      # 2, 3, 7
+    by_hand = np.sqrt(((means - means.mean()) ** 2).sum() / 2) / np.sqrt(3)
+    assert np.isclose(metrics.warmup_se(x, 3), by_hand)
+    assert metrics.warmup_se(np.full(10, 0.5), 3) == 0.0
+    with pytest.raises(ValueError, match="warmups"):
+        metrics.warmup_se(x, 1)
+    with pytest.raises(ValueError, match="x"):
+        metrics.warmup_se(x.reshape(2, 5), 3)

@@ -14,11 +14,14 @@ number or a few conditions into one; ``effect`` and ``no_effect`` decide a measu
 by one rule: an effect is *reproduced* when it clears 2 s.e. over the seeds, 2 s.e. over the
 warm-ups (clustered, where runs start from a few warm-ups) and a stated margin, *partly* when it
 clears 2 s.e. over the seeds only, else *not reproduced*; "no effect" is *reproduced* when the
-whole 2-s.e. interval lies within a stated tolerance. A row is an ``"experiment"`` (a phenomenon of training or
+whole 2-s.e. interval lies within a stated tolerance, "not worse" (``non_inferior``) when the
+interval stays above minus a stated margin. A row is an ``"experiment"`` (a phenomenon of training or
 sampling) or ``"by construction"`` (a calibration we chose, an exercise's closed-form answer):
 the two are counted and shown apart, because the second kind cannot fail for an interesting
 reason.
 """
+import json
+
 import numpy as np
 
 from ._check_args import as_array, nonneg, one_of
@@ -27,10 +30,11 @@ REPRODUCED, PARTLY, NOT, BEYOND = "reproduced", "partly", "not reproduced", "bey
 VERDICTS = (REPRODUCED, PARTLY, NOT, BEYOND)
 KINDS = ("experiment", "by construction")
 COLOURS = {REPRODUCED: "#e3f1e6", PARTLY: "#fbf1d6", NOT: "#f8dcd6", BEYOND: "#e2e8f4"}
-COLUMNS = ("§", "claim", "lecture says", "book", "criterion", "verdict", "note")
-_TEXT = ["claim", "lecture says", "book", "criterion", "note"]       # left-aligned in the table
+COLUMNS = ("§", "claim", "lecture says", "book", "criterion", "verdict", "fresh seeds", "note")
+SAME, NOT_RUN = "same", "not run"
+_TEXT = ["claim", "lecture says", "book", "criterion", "fresh seeds", "note"]       # left-aligned in the table
 
-__all__ = ["Ledger", "close", "holds", "verdict", "effect", "no_effect", "VERDICTS", "KINDS",
+__all__ = ["Ledger", "close", "holds", "verdict", "effect", "no_effect", "non_inferior", "VERDICTS", "KINDS",
            "REPRODUCED", "PARTLY", "NOT", "BEYOND"]
 
 
@@ -77,9 +81,10 @@ def _se_warmups(se_warmups):
     return None if se_warmups is None else nonneg(_number(se_warmups, "se_warmups"), "se_warmups")
 
 
-def effect(diff, se, sign=1, k=2.0, margin=0.0, se_warmups=None):
+def effect(diff, se, se_warmups=None, *, sign=1, k=2.0, margin=0.0):
     """A claimed effect of a known sign, measured as ``diff`` ± ``se`` (a paired difference over
-    seeds), decided by the book's one rule. With d = sign·diff:
+    seeds; ``effect(*pair)`` takes a ``(mean, se)`` or ``(mean, se, se_warmups)`` pair), decided
+    by the book's one rule. With d = sign·diff:
 
     - *reproduced*: d ≥ k·se over the seeds, d ≥ k·``se_warmups`` over the warm-ups (the clustered
       s.e., where runs start from a few warm-ups), and d > ``margin`` (the size the claim needs);
@@ -108,6 +113,20 @@ def no_effect(diff, se, tol, k=2.0, se_warmups=None):
     return verdict(abs(diff) + k * s <= tol, abs(diff) < tol)
 
 
+def non_inferior(diff, se, se_warmups=None, *, margin, k=2.0):
+    """A claim that one arm is *not worse* than another (as good, the gap closed), measured as
+    ``diff`` = arm − comparator ± ``se``, against a stated ``margin`` (how much worse still counts
+    as "as good"): an interval test, so that noisier data passes less easily, never more.
+
+    - *reproduced*: diff − k·s ≥ −margin, s the larger of ``se`` and ``se_warmups``;
+    - *partly*: diff ≥ −margin, but the interval reaches below −margin (too noisy to tell);
+    - *not reproduced*: diff < −margin."""
+    diff, se = _mean_se(diff, se)
+    margin, k, sew = nonneg(_number(margin, "margin"), "margin"), nonneg(k, "k"), _se_warmups(se_warmups)
+    s = se if sew is None else max(se, sew)
+    return verdict(diff - k * s >= -margin, diff >= -margin)
+
+
 class Ledger:
     """The rows of one part's ledger, in the order they are claimed."""
 
@@ -125,6 +144,39 @@ class Ledger:
         one_of(verdict, "verdict", VERDICTS), one_of(kind, "kind", KINDS)
         self.rows.append({"§": section, "claim": claim, "lecture says": lecture_says, "book": book,
                           "criterion": criterion, "verdict": verdict, "note": note, "kind": kind})
+
+    @staticmethod
+    def _key(row):
+        return f"{row['§']} | {row['claim']}"
+
+    @staticmethod
+    def _finding(row):
+        """What a row decides: its verdict, or (beyond the lecture) its note, which states the finding."""
+        return row["note"] if row["verdict"] == BEYOND else row["verdict"]
+
+    def fresh_seeds(self, name):
+        """The replication of every experimental row on seeds the book never used (``toy.seeds``).
+
+        On the fresh seeds (``RL_BY_HAND_SEEDS=fresh``, ``make fresh``): keep each row's verdict
+        (for a row *beyond the lecture*, its note) in ``evidence/fresh/<name>.json``. On the book's
+        seeds: read them, and give each row its ``fresh seeds`` entry: *same*, the other finding
+        (the verdict flipped), or *not run* (no fresh result for this row). Returns
+        ``(replicated, compared)``: the experimental rows whose finding is the same, of those with one."""
+        from . import seeds
+        path = seeds.fresh_file(name)
+        rows = [r for r in self.rows if r["kind"] == "experiment"]
+        if seeds.fresh():
+            seeds.write_json(path, {"seeds": f"RL seeds from {seeds.FRESH_BASE}, warm-ups {seeds.FRESH_BASE} + w",
+                                    "rows": {self._key(r): {"finding": self._finding(r), "book": r["book"]}
+                                             for r in rows}})
+        kept = json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else {}
+        same = compared = 0
+        for r in rows:
+            got = kept.get(self._key(r), {}).get("finding")
+            r["fresh seeds"] = NOT_RUN if got is None else SAME if got == self._finding(r) else got
+            compared += got is not None
+            same += got is not None and got == self._finding(r)
+        return same, compared
 
     def _select(self, kind, verdicts):
         one_of(kind, "kind", KINDS)
@@ -152,11 +204,11 @@ class Ledger:
 
     def frame(self, kind="experiment", verdicts=None):
         """The rows of ``kind`` (only those with one of ``verdicts``, if given) as a DataFrame
-        numbered from 1 (index "#"); the note column only if some row has a note."""
+        numbered from 1 (index "#"); the note and fresh-seeds columns only if some row has one."""
         import pandas as pd
         rows = self._select(kind, verdicts)
-        columns = [c for c in COLUMNS if c != "note" or any(r["note"] for r in rows)]
-        df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
+        columns = [c for c in COLUMNS if c not in ("note", "fresh seeds") or any(r.get(c) for r in rows)]
+        df = pd.DataFrame([{c: r.get(c, "") for c in columns} for r in rows], columns=columns)
         df.index = pd.RangeIndex(1, len(df) + 1, name="#")
         return df
 
@@ -170,6 +222,11 @@ class Ledger:
         t = plots.table(df, caption=caption, uuid=uuid)
         text = [f"td.col{i}" for i, c in enumerate(df.columns) if c in _TEXT]   # beats the style's "td"
         t.styler = t.styler.map(lambda v: f"background-color: {COLOURS[v]}" if v in COLOURS else "",
-                                subset=["verdict"]).set_table_styles(
+                                subset=["verdict"])
+        if "fresh seeds" in df.columns:                       # replicated: green; flipped: red
+            t.styler = t.styler.map(lambda v: "" if v == NOT_RUN else
+                                    f"background-color: {COLOURS[REPRODUCED if v == SAME else NOT]}",
+                                    subset=["fresh seeds"])
+        t.styler = t.styler.set_table_styles(
             [{"selector": sel, "props": "text-align: left;"} for sel in text], overwrite=False)
         return t

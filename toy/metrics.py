@@ -9,7 +9,7 @@ from ._check_args import MAX_ELEMENTS, MAX_LOOP, as_array, checked, int_array, i
 
 MAX_PROBLEMS = 10**5      # pass_at_k loops over the entries of n and c in Python
 
-__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy", "mean_se", "se", "paired_diff"]
+__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy", "mean_se", "se", "paired_diff", "warmup_se"]
 
 
 def _check_pass_at_k(n, c, k):
@@ -178,3 +178,23 @@ def paired_diff(a, b, axis=0):
     r"""Mean and standard error of the paired difference a − b over ``axis``: two arms run on the
     same K seeds (or warm-ups), so that what the seeds share cancels out of the difference."""
     return mean_se(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), axis)
+
+
+def _check_warmup_se(x, warmups):
+    x = as_array(x, "x", min_ndim=1)
+    if x.ndim != 1:
+        raise ValueError(f"x must be one value per seed (1-D), got shape {x.shape}")
+    warmups = integer(warmups, "warmups", 2)
+    if len(x) < warmups:
+        raise ValueError(f"x needs at least warmups = {warmups} seeds, got {len(x)}")
+    return {"x": x, "warmups": warmups}
+
+
+@checked(_check_warmup_se)
+def warmup_se(x, warmups):
+    r"""The standard error of a per-seed quantity over its warm-ups: seed i starts from warm-up
+    i mod W, so the seeds of one warm-up share it and are not independent; this is the s.e. of the
+    W warm-ups' means (W − 1 degrees of freedom), the clustered s.e. ``toy.ledger.effect`` asks
+    an effect to clear besides the seeds' own."""
+    x = np.asarray(x, dtype=float)
+    return se(np.array([x[w::warmups].mean() for w in range(warmups)]))

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..machine import fingerprint
+from .. import seeds as fresh_seeds
 from .._check_args import integer
 from ..parallel import starmap
 from ..progress import Progress
@@ -390,13 +391,15 @@ def cached_train_rl_many(runs, sft_cfg=None, processes=2):
 def warmup_configs(seeds, warmups=1, sft_cfg=None):
     """The warm-up of each seed: seed ``s`` starts from ``sft_cfg`` (default ``SFTConfig()``) with
     its seed moved by ``s % warmups``, so that seeds 0..9 with ``warmups=3`` span three warm-ups
-    (SFT seeds 0, 1, 2: four, three and three runs). ``warmups=1``: every seed from ``sft_cfg``."""
+    (SFT seeds 0, 1, 2: four, three and three runs). ``warmups=1``: every seed from ``sft_cfg``.
+    On the fresh seeds (``toy.seeds``) the warm-ups' seeds move by ``FRESH_BASE`` too."""
     warmups = integer(warmups, "warmups", lo=1)
     sft_cfg = sft_cfg or SFTConfig()
     if not isinstance(sft_cfg, SFTConfig):
         raise ValueError(f"sft_cfg must be an SFTConfig or None, got {type(sft_cfg).__name__}")
-    seeds = [integer(s, "seeds", lo=0) for s in seeds]
-    return [sft_cfg if warmups == 1 else replace(sft_cfg, seed=sft_cfg.seed + s % warmups) for s in seeds]
+    seeds, base = [integer(s, "seeds", lo=0) for s in seeds], fresh_seeds.base()
+    return [replace(sft_cfg, seed=sft_cfg.seed + base + (s % warmups if warmups > 1 else 0)) if base or warmups > 1
+            else sft_cfg for s in seeds]
 
 
 def _per_seed(value, n, name):
