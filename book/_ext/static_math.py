@@ -101,7 +101,7 @@ def typeset_page(text, tex2svg, css_href):
     return MATHJAX_SCRIPT.sub("", text), errors, count
 
 
-TAG = re.compile(r"(<[^>]+>)")
+TAG = re.compile(r"(<!--.*?-->|</?[A-Za-z][^>]*>|<![^>]*>)", re.S)   # ("a < b" in a table cell is text)
 RAW_TAGS = ("pre", "code", "script", "style", "svg", "textarea")
 
 

@@ -62,7 +62,7 @@ toyReader.fitMath = () => {
 //     formula. Its hidden side fades out (a mask on the box: the edge that has more to show), and a
 //     figure or table gets a line "scroll sideways" under it.
 toyReader.SCROLLERS = ".bd-article .toy-figure, .bd-article table, .bd-article .pst-scrollable-table-container, " +
-  ".bd-article div.math, .bd-article mjx-container.toy-wide-math, .bd-article mjx-container[display='true'], " +
+  ".bd-article div.math, .bd-article mjx-container, " +
   ".bd-article .output_html, .bd-article .cell_output .output.text_html";
 toyReader.edges = (box) => {
   box.classList.toggle("toy-at-start", box.scrollLeft <= 1);

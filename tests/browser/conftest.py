@@ -58,7 +58,7 @@ def context():
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             profile, executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1366, "height": 900}, service_workers="block")
+            viewport={"width": 1366, "height": 900}, service_workers="block", has_touch=True)
         ctx.blocked = []
 
         def gate(route):
@@ -116,6 +116,7 @@ def open_page(context, page, edition, name, width=1366):
     redirect = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', path.read_text())
     if redirect:  # index.html sends the reader to the first page
         page.wait_for_url((path.parent / redirect.group(1)).as_uri(), wait_until="load", timeout=10000)
+    # (the book's maths is typeset when it is built; an older build typeset it here, with MathJax)
     page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
                            timeout=20000)
     page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")

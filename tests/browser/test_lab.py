@@ -1,27 +1,27 @@
-"""The live path a student takes (`make lab`): the notebooks in JupyterLab with jupyterlab-myst, on
-127.0.0.1, driven in chromium.
+"""The live path a student takes, through the Makefile target a reader runs: `make lab` opens the
+notebooks in JupyterLab with jupyterlab-myst, on 127.0.0.1, driven in chromium.
 
-scripts/lab.py makes the lab copies (here into a temporary folder) and gives the JupyterLab
-command line and environment that `make lab` uses. The test opens §I.8 as a student would and
-checks what the HTML book shows is there too: an exercise rendered as an exercise, its solution a
-closed dropdown, a glued number as a number (no {glue:text} or :label: source on show), the
-slider's static figure before the kernel runs; then it runs the cells above the slider and the
-slider's cell, and checks one live slider and one figure in that cell, redrawn when it moves.
-
-BOOK_LAB_AS_BEFORE=1 runs the same checks on the notebooks as they are (no lab copies, no
-TOY_LIVE): what a student saw before `make lab`, where they fail.
+The test runs `make lab` itself (LAB_DIR and LAB_STATE in a temporary folder, so that it neither
+touches the reader's lab/ copies nor shares JupyterLab's workspaces with a reader's own session;
+LAB_NO_BROWSER=1; the token through JUPYTER_TOKEN). It checks that `make lab` opens the book's
+edition (STUDENT=1, and only that variable, the student's), that a copy opens unmodified (no
+"changed" mark: every cell has an id), that exercises are numbered as in the HTML book
+("Exercise I.8.1"), and what the HTML book shows is there too: an exercise rendered as an
+exercise, its solution a closed dropdown, a glued number as a number (no {glue:text} or :label:
+source on show), the slider's static figure before the kernel runs; then it runs the cells above
+the slider and the slider's cell, and checks one live slider and one figure in that cell, redrawn
+when it moves.
 """
 import os
+import re
 import secrets
-import shutil
+import signal
 import subprocess
 import sys
 import time
 
-from conftest import REPORT, ROOT, Watch, free_port, stop_server, wait_for_server
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import lab  # noqa: E402
+from conftest import EDITIONS, REPORT, ROOT, Watch, free_port, wait_for_server
+from test_book import exercise_titles_in
 
 NOTEBOOK = "part1/s08_baselines.ipynb"
 GLUED = "Both estimators have mean 0.1875"     # {glue:text}`p1s8_mean:.4f`, as the HTML book shows it
@@ -37,24 +37,33 @@ def slider_cell(page):
     return page.locator(".jp-Notebook .jp-CodeCell").filter(has_text="widgets.slider(draw_baseline").first
 
 
+def make_lab_dry_run(*args):
+    return subprocess.run(["make", "--no-print-directory", "-n", "lab", *args], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_make_lab_chooses_the_edition_by_student_only():
+    assert "--student" not in make_lab_dry_run()
+    assert "--student" in make_lab_dry_run("STUDENT=1")
+    assert "--student" not in make_lab_dry_run("STUDENT_DIR=elsewhere")
+
+
 def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, report, tmp_path):
     t0 = time.monotonic()
-    root = lab.prepare(lab=tmp_path / "lab", quiet=True)
     port, token = free_port(), secrets.token_hex(16)
     log = open(tmp_path / "lab.log", "w")
-    env = {**lab.environment(), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
-    if os.environ.get("BOOK_LAB_AS_BEFORE"):
-        root = tmp_path / "as-before"
-        shutil.copytree(ROOT / "notebooks", root)
-        env.pop("TOY_LIVE")
-    # its own workspaces (a later flag wins): a notebook left open in `make lab`, or by an earlier run
-    # of this test, is not restored over the one it opens
-    proc = subprocess.Popen(lab.command(root, port, open_browser=False) + [f"--IdentityProvider.token={token}",
-                                                                           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}"],
-                            cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+    env = {**os.environ, "JUPYTER_TOKEN": token}
+    env.pop("STUDENT", None)
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_PORT={port}", f"LAB_DIR={tmp_path / 'lab'}",
+                             f"LAB_STATE={tmp_path / 'state'}", "LAB_NO_BROWSER=1"],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     seen = report.setdefault("jupyterlab", {})
     try:
-        wait_for_server(f"http://127.0.0.1:{port}/api", proc, SERVER_TIMEOUT_S, 'jupyter lab')
+        wait_for_server(f"http://127.0.0.1:{port}/api", proc, SERVER_TIMEOUT_S, 'make lab')
+        # the book's edition, its copies in the temporary LAB_DIR (not the reader's lab/), no student copies
+        problems = []
+        if not (tmp_path / "lab" / "book" / NOTEBOOK).exists() or (tmp_path / "lab" / "student").exists():
+            problems.append(f"make lab LAB_DIR=... did not make the book's copies there: {sorted(p.name for p in tmp_path.iterdir())}")
         watch = Watch(context, page)
         page.set_viewport_size({"width": 1366, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}", timeout=UI_TIMEOUT_S * 1000)
@@ -62,6 +71,22 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
         page.wait_for_function(f"() => document.querySelector('.jp-Notebook').innerText.includes({EXERCISE!r})",
                                timeout=UI_TIMEOUT_S * 1000)
         seen["opened_s"] = round(time.monotonic() - t0, 1)
+        page.wait_for_timeout(2000)
+        # opened unmodified: JupyterLab marks a changed notebook's tab (jp-mod-dirty)
+        dirty = page.locator(".jp-mod-dirty").count()
+        seen["opened modified"] = bool(dirty)
+        if dirty:
+            problems.append("JupyterLab marks the copy as changed as soon as it opens")
+        # exercises numbered as in the HTML book
+        lab_numbers = [re.search(r"Exercise\s+([IVX]+\.\d+\.\d+)", t) for t in
+                       page.eval_on_selector_all("aside.myst-exercise .myst-exercise-title", "els => els.map(e => e.innerText)")]
+        html_numbers = [re.search(r"Exercise\s+([IVX]+\.\d+\.\d+)", t)
+                        for t in exercise_titles_in(EDITIONS["full"] / ("notebooks/" + NOTEBOOK.replace(".ipynb", ".html")))]
+        seen["exercise numbers"] = [m.group(1) if m else None for m in lab_numbers]
+        html_numbers = [m.group(1) if m else None for m in html_numbers]
+        if seen["exercise numbers"] != html_numbers:
+            problems.append(f"exercises numbered {seen['exercise numbers']} in JupyterLab, {html_numbers} in the HTML")
+        assert problems == [], problems
 
         # MyST rendered: the exercise as an exercise, its solution closed, the glued number
         exercise = page.locator("aside.myst-exercise").filter(has_text=EXERCISE).first
@@ -119,5 +144,10 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
         seen.update(slider_moved=[readout, after_readout], total_s=round(time.monotonic() - t0, 1))
         assert watch.external == [], watch.external
     finally:
-        stop_server(proc, log)
+        os.killpg(proc.pid, signal.SIGTERM)      # make, scripts/lab.py and JupyterLab: the group this test started
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
     print("jupyterlab:", seen)
