@@ -271,7 +271,7 @@ def calibrate(path):
         else:
             old.metadata.pop("tags", None)
     safe_io.write_text(path, nbformat.writes(nb) + "\n")
-    saved = FRESH_DIR / (pathlib.Path(path).stem + ".ipynb")
+    saved = _saved(path)
     saved.parent.mkdir(parents=True, exist_ok=True)
     safe_io.write_text(saved, nbformat.writes(fresh) + "\n")
     return sorted(differ), compare(path, nb, fresh)
@@ -280,7 +280,13 @@ def calibrate(path):
 def recheck(path):
     """The broken claims of the execution ``--calibrate`` saved in ``FRESH_DIR`` (no new run)."""
     nb = nbformat.read(path, as_version=4)
-    return compare(path, nb, nbformat.read(FRESH_DIR / (pathlib.Path(path).stem + ".ipynb"), as_version=4))
+    return compare(path, nb, nbformat.read(_saved(path), as_version=4))
+
+
+def _saved(path):
+    """Where ``--calibrate`` keeps a notebook's fresh execution (by part: two parts have an s07_ledger)."""
+    path = pathlib.Path(path)
+    return FRESH_DIR / path.parent.name / (path.stem + ".ipynb")
 
 
 def report(path):
