@@ -231,3 +231,16 @@ def test_claims_result_names_a_notebook_changed_after_its_check(tmp_path, monkey
     monkeypatch.setattr(claims, "digest", lambda p: "0" * 16 if str(p).endswith(one) else real(p))
     problems = script.check_claims()
     assert len(problems) == 1 and one in problems[0] and "NB=" in problems[0]
+
+
+def test_the_committed_record_is_current():
+    """Every committed record's seal, key, weights, pool and measurements are current for the toy
+    code as committed: a change to a file a measurement depends on (e.g. toy/metrics.py under
+    ``evaluate``) leaves its measurements stale, and this names them before nbval does."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("evidence_script", ROOT / "scripts" / "evidence.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    recs = script._ev().records()
+    assert recs, "no records in evidence/runs"
+    assert script.check_keys(recs) == []
