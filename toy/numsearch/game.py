@@ -395,26 +395,10 @@ def _triples():
 _TX, _TLO, _THI, _TSTATE, _THIT, _TNEXT = _triples()
 
 
-def _triple_values(pi):
-    """The dynamic programme of :func:`exact_values` on the triples (x, lo, hi) alone:
-    W (..., T+1, triples), W[..., k, i] the probability of finding x_i from (lo_i, hi_i) with k
-    guesses left. ``pi`` (..., S, A), checked by the caller."""
-    batch = pi.shape[:-2]
-    pi3 = pi.reshape(batch + (T, N * N, A))                          # (..., k, (lo, hi), g)
-    W = np.zeros(batch + (T + 1, len(_TX)))                          # (..., k, triple)
-    for k in range(1, T + 1):
-        Q = np.where(_THIT, 1.0, W[..., k - 1, :][..., _TNEXT])      # (..., triple, g)
-        W[..., k, :] = np.sum(pi3[..., k - 1, _TSTATE, :] * Q, axis=-1)
-    return W
-
-
-_START = np.flatnonzero((_TLO == 0) & (_THI == N - 1))             # the triples (x, 1, 16): x = 1..N in order
-
-
 def _start_J(pi):
     """P(win | x) from the start for x = 1..N, of one table ``pi`` (S, A) or a stack (..., S, A):
     ``exact_J(pi, per_target=True)`` for each table, in one dynamic programme (checked by the caller)."""
-    return _triple_values(pi)[..., T, _START]
+    return exact_values.equation(pi)[..., T, 0, N - 1]
 
 
 def _check_exact_values(pi):
@@ -433,7 +417,11 @@ def exact_values(pi):
     (..., S, A) (any leading batch axes) → V (..., N, T+1, N, N).
     """
     batch = pi.shape[:-2]
-    W = _triple_values(pi)                                           # (..., k, triple)
+    pi3 = pi.reshape(batch + (T, N * N, A))                          # (..., k, (lo, hi), g)
+    W = np.zeros(batch + (T + 1, len(_TX)))                          # (..., k, triple)
+    for k in range(1, T + 1):
+        Q = np.where(_THIT, 1.0, W[..., k - 1, :][..., _TNEXT])      # (..., triple, g)
+        W[..., k, :] = np.sum(pi3[..., k - 1, _TSTATE, :] * Q, axis=-1)
     V = np.zeros(batch + (T + 1, N, N, N))                           # (..., k, x, lo, hi)
     V[..., _TX, _TLO, _THI] = W
     return np.moveaxis(V, -3, -4)                                    # (..., x, k, lo, hi)
