@@ -147,6 +147,36 @@ def test_reinforce_seeds_is_exactly_the_loop_over_seeds(data, advantage):
         np.testing.assert_array_equal(_run(T.train_reinforce, train, test, cfg, seed=seed)[1]["pass1"], pass1)
 
 
+def test_matched_advantages_by_hand_and_against_a_loop():
+    r = np.array([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1]], float)
+    got = T.matched_advantages(r, "dr_grpo", "grpo")
+    ref = rl.grpo_advantages(r)
+    a = r - r.mean(axis=1, keepdims=True)                            # r − r̄ by hand
+    scale = sum(abs(x) for x in ref.ravel()) / sum(abs(x) for x in a.ravel())   # a loop over the samples
+    np.testing.assert_allclose(got, a * scale, rtol=1e-12)
+    assert np.abs(got).mean() == pytest.approx(np.abs(ref).mean(), rel=1e-12)    # GRPO's mean |A|
+    np.testing.assert_allclose(got[0, 0] / got[1, 0], 0.875 / 0.5, rtol=1e-12)  # no per-group division
+    assert np.all(got[2] == 0)                                        # an all-equal group stays 0
+    np.testing.assert_array_equal(T.matched_advantages(np.ones((2, 4)), "dr_grpo", "grpo"), np.zeros((2, 4)))
+
+
+def test_reinforce_with_matched_advantages(data):
+    """The control sees the same first batch as GRPO (same seed, same samples) and gives it GRPO's mean |A|;
+    its runs are the loop over seeds with matched_advantages in place of rl.advantages."""
+    train, test = data
+    cfg = T.ReinforceConfig("dr_grpo", steps=3, G=4, n_prompts=8, match_abs="grpo")
+    grpo = _run(T.train_reinforce, train, test, T.ReinforceConfig("grpo", steps=1, G=4, n_prompts=8), seed=2)[1]
+    models, h = _run(T.train_reinforce_seeds, train, test, cfg, seeds=(2, 5))
+    assert h["mean_abs_adv"][0, 0] == pytest.approx(grpo["mean_abs_adv"][0], rel=1e-12)
+    for k, seed in enumerate((2, 5)):
+        rng, model = np.random.default_rng(seed), A.Model()
+        for _ in range(cfg.steps):
+            batch = train.subset(rng.choice(len(train), size=cfg.n_prompts, replace=False))
+            s = A.sample(model, batch, cfg.G, rng)
+            T.pg_step(model, s, T.matched_advantages(A.verify(s, batch), "dr_grpo", "grpo"), cfg.lr)
+        np.testing.assert_array_equal(models[k].delta, model.delta)
+
+
 def test_mean_abs_advantage_order_at_start(data):
     train, test = data
     first = {k: np.mean([_run(T.train_reinforce, train, test, T.ReinforceConfig(k, steps=1), seed=s)[1]["mean_abs_adv"][0]
@@ -326,6 +356,13 @@ _S = A.sample(_M, _TR.subset(np.arange(4)), 3, np.random.default_rng(0))
 _KEEP = np.ones((4, 3))
 _W = np.ones(_S.method.shape)
 BAD_INPUTS = [
+    (T.ReinforceConfig, (), {"match_abs": "ppo"}, "match_abs"),
+    (T.ReinforceConfig, (), {"match_abs": "grpo", "algo": "baseline"}, "match_abs"),
+    (T.matched_advantages, (np.ones((2, 4)), "ppo", "grpo"), {}, "algo"),
+    (T.matched_advantages, (np.ones((2, 4)), "rloo", "baseline"), {}, "match_abs"),
+    (T.matched_advantages, (np.ones(4), "rloo", "grpo"), {}, "r"),
+    (T.matched_advantages, (np.ones((2, 1)), "rloo", "grpo"), {}, "r"),
+    (T.matched_advantages, ([[1.0, np.nan]], "rloo", "grpo"), {}, "r"),
     (T.SFTConfig, (), {"steps": -1}, "steps"),
     (T.SFTConfig, (), {"steps": None}, "steps"),
     (T.SFTConfig, (), {"lr": "0.2"}, "lr"),

@@ -134,6 +134,7 @@ BAD_INPUTS = [
     (V.pass1_exact, (V.Model(), _TE.subset([])), {}, "problems"),
     (V.train_reinforce, (V.Model(), "cfg"), {"train": _TR, "test": _TE}, "cfg"),
     (V.train_reinforce, (V.Model(), ReinforceConfig(algo="baseline")), {"train": _TR, "test": _TE}, "cfg.algo"),
+    (V.train_reinforce, (V.Model(), ReinforceConfig(match_abs="grpo")), {"train": _TR, "test": _TE}, "cfg.match_abs"),
     (V.train_reinforce_seeds, (V.Model(),), {"train": _TR, "test": _TE, "seeds": []}, "seeds"),
     (V.train_reinforce, (V.Model(), ReinforceConfig(n_prompts=21)), {"train": _TR, "test": _TE}, "cfg.n_prompts"),
     (ReinforceConfig, (), {"lr": "4"}, "lr"),

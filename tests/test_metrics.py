@@ -267,3 +267,33 @@ def test_warmup_se_is_the_se_of_the_warmups_means_by_hand():
         metrics.warmup_se(x, 1)
     with pytest.raises(ValueError, match="x"):
         metrics.warmup_se(x.reshape(2, 5), 3)
+
+
+def test_ratio_se_is_the_delta_method_by_hand_and_matches_its_spread():
+    num, den = np.array([1.0, 2.0, 0.5, 3.0]), np.array([2.0, 3.0, 2.0, 4.0])
+    r = num.sum() / den.sum()                                    # 6.5 / 11
+    resid = num - r * den
+    by_hand = np.sqrt(np.sum(resid ** 2) / (4 * 3)) / den.mean()
+    share, se = metrics.ratio_se(num, den)
+    assert share == pytest.approx(6.5 / 11, rel=1e-15) and se == pytest.approx(by_hand, rel=1e-12)
+    # Monte Carlo: over many experiments of K seeds, the s.e. is the spread of the pooled share
+    rng = np.random.default_rng(0)
+    K, trials = 100, 2000
+    d = rng.gamma(2.0, 1.0, size=(trials, K))                    # each seed's whole
+    n = d * rng.beta(3.0, 2.0, size=(trials, K))                 # the part of it
+    shares, ses = np.array([metrics.ratio_se(a, b) for a, b in zip(n, d)]).T
+    assert np.mean(ses) == pytest.approx(shares.std(ddof=1), rel=0.1)
+    assert metrics.ratio_se([1.0, 1.0], [2.0, 2.0]) == (0.5, 0.0)
+
+
+@pytest.mark.parametrize("args, name", [
+    (([1.0], [2.0]), "num"),                                     # one seed: no s.e.
+    (([[1.0, 2.0]], [[2.0, 3.0]]), "num"),
+    (([1.0, 2.0], [2.0, 3.0, 4.0]), "den"),
+    (([1.0, 2.0], [0.0, 0.0]), "den"),
+    (([1.0, np.nan], [1.0, 2.0]), "num"),
+    (([1.0, 2.0], [1.0, np.inf]), "den"),
+])
+def test_ratio_se_rejects_bad_input(args, name):
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        metrics.ratio_se(*args)

@@ -155,6 +155,26 @@ def test_per_target_gradients_match_finite_differences_and_average_to_the_gradie
     assert np.allclose(np.tensordot(per, d, axes=2), fd, rtol=1e-5, atol=1e-10)
 
 
+def test_weighted_gradients_are_weighted_means_of_the_per_target_gradients():
+    rng = np.random.default_rng(5)
+    theta = ns.weak_prior() + rng.normal(size=(ns.S, ns.A))
+    per = ns.exact_grad(theta, per_target=True)                     # (N, S, A), the reference
+    w = rng.uniform(0.5, 3.0, size=ns.N)
+    assert np.allclose(ns.exact_grad(theta, weights=w), np.tensordot(w, per, axes=1) / ns.N, atol=1e-15)
+    two = ns.exact_grad(theta, weights=np.stack([np.ones(ns.N), w]))             # (W, S, A) in one call
+    assert two.shape == (2, ns.S, ns.A)
+    assert np.array_equal(two[0], ns.exact_grad(theta))            # all ones: ∇J itself, bit for bit
+    assert np.allclose(two[1], ns.exact_grad(theta, weights=w), atol=1e-15)
+
+
+def test_start_J_of_a_stack_is_exact_J_of_each_table():
+    rng = np.random.default_rng(6)
+    pis = np.stack([ns.policy_probs(ns.weak_prior() + rng.normal(size=(ns.S, ns.A))) for _ in range(3)])
+    got = ns.game._start_J(pis)                                      # (3, N)
+    for pi, g in zip(pis, got):
+        assert np.array_equal(g, ns.exact_J(pi, per_target=True))
+
+
 def test_optimal_action_values_by_playing_each_guess_then_binary_search():
     """Q*(s, g) by hand: guess g in s, then binary search (optimal) from wherever it leads."""
     Q, V = ns.optimal_action_values(), ns.optimal_values()
@@ -336,6 +356,10 @@ BAD_INPUTS = [
     (ns.exact_J, (_PI,), {"per_target": "yes"}, "per_target"),
     (ns.exact_grad, (_TH[:3],), {}, "theta"),
     (ns.exact_grad, (_TH,), {"per_target": 1}, "per_target"),
+    (ns.exact_grad, (_TH,), {"weights": np.ones(3)}, "weights"),
+    (ns.exact_grad, (_TH,), {"weights": [np.nan] * 16}, "weights"),
+    (ns.exact_grad, (_TH,), {"weights": np.ones((2, 2, 16))}, "weights"),
+    (ns.exact_grad, (_TH,), {"weights": np.ones(16), "per_target": True}, "weights"),
     (ns.regret_by_guess, (_PI[:3],), {}, "pi"),
     (ns.state_visits, (-_PI,), {}, "pi"),
     (ns.action_values, (_PI, 1, 16, 0), {}, "left"),

@@ -274,6 +274,53 @@ def test_train_pg_seeds_from_one_table_per_seed():
         nt.train_pg_seeds(starts, cfg, seeds=[0, 1])
 
 
+def test_streams_choice_is_each_generators_choice():
+    """_Streams.choice draws targets[rng.integers(0, len(targets), size)]: the same numbers as
+    rng.choice(targets, size) from the same stream, also between calls of random()."""
+    for targets in (tuple(range(1, 17)), (9, 12, 16), tuple(range(9, 17)), tuple(range(1, 13))):
+        streams = nt._Streams(SEEDS)
+        refs = [np.random.default_rng(s) for s in SEEDS]
+        for size in (1, 4, 8, 5):
+            assert np.array_equal(streams.choice(targets, size), np.stack([r.choice(targets, size=size) for r in refs]))
+            assert np.array_equal(streams.random((len(SEEDS) * 3, 1)), np.concatenate([r.random((3, 1)) for r in refs]))
+
+
+def test_train_pg_seeds_callback_sees_the_policies_before_each_step():
+    """The policies the callback sees at step t are those of a t-step run (train_pg with steps=t)."""
+    cfg = nt.PGConfig(algo="grpo", steps=6, eval_every=3)
+    seen = {}
+
+    def keep(step, thetas):
+        assert thetas.shape == (len(SEEDS), ns.S, ns.A) and not thetas.flags.writeable
+        seen[step] = thetas.copy()
+
+    final, _ = nt.train_pg_seeds(ns.weak_prior(), cfg, SEEDS, callback=keep)
+    assert sorted(seen) == list(range(cfg.steps + 1))
+    assert np.array_equal(seen[cfg.steps], final)
+    for t in (0, 1, 4):
+        short = [nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="grpo", steps=t, eval_every=3), seed=s)[0] if t else
+                 ns.weak_prior() for s in SEEDS]
+        assert np.array_equal(seen[t], np.stack(short)), t
+
+
+@pytest.mark.parametrize("algo", ["grpo", "dr_grpo", "reinforce", "rloo"])
+def test_estimate_bias_is_the_fit_of_the_exact_mean_against_the_gradient(algo):
+    thetas = np.stack([ns.weak_prior(), nt.train_pg(ns.weak_prior(), nt.PGConfig(steps=30), seed=1)[0]])
+    c, r, cos = nt.estimate_bias(thetas, algo, G=8)
+    for k, th in enumerate(thetas):                                   # the reference: §9's cell, written out
+        e, g = nt.expected_estimate(th, algo, G=8), ns.exact_grad(th)
+        c_ref = np.sum(e * g) / np.sum(g * g)
+        assert c[k] == pytest.approx(c_ref, rel=1e-12)
+        assert r[k] == pytest.approx(np.linalg.norm(e - c_ref * g) / np.linalg.norm(c_ref * g), rel=1e-9, abs=1e-13)
+        assert cos[k] == pytest.approx(np.sum(e * g) / np.linalg.norm(e) / np.linalg.norm(g), rel=1e-12)
+    if algo != "grpo":                                                # unbiased up to a constant step size
+        assert np.allclose(c, {"dr_grpo": 7 / 8}.get(algo, 1.0), atol=1e-12) and r.max() < 1e-12
+    else:
+        assert r.min() > 0.01                                         # ÷σ: a part at right angles
+    one = nt.estimate_bias(thetas[1], algo, G=8)                      # one table: three numbers
+    assert np.allclose(one, (c[1], r[1], cos[1]), rtol=1e-12, atol=1e-15)
+
+
 def test_mean_abs_adv_is_the_mean_weight_size():
     _, h = nt.train_pg(ns.weak_prior(), nt.PGConfig(algo="reinforce", steps=5), seed=2)
     assert np.allclose(h["mean_abs_adv"], h["reward"])                   # w = R ∈ {0, 1}: mean |w| = mean R
@@ -478,6 +525,12 @@ BAD_INPUTS = [
     (nt.train_pg_seeds, (_TH,), {"seeds": []}, "seeds"),
     (nt.train_pg_seeds, (_TH,), {"cfg": nt.ReSTConfig()}, "cfg"),
     (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "policy"),
+    (nt.train_pg_seeds, (_TH,), {"seeds": [0], "callback": 3}, "callback"),
+    (nt.estimate_bias, (_TH[:3],), {}, "thetas"),
+    (nt.estimate_bias, (np.zeros((2, 2, ns.S, ns.A)),), {}, "thetas"),
+    (nt.estimate_bias, ([[np.nan] * ns.A] * ns.S,), {}, "thetas"),
+    (nt.estimate_bias, (_TH, "baseline"), {}, "algo"),
+    (nt.estimate_bias, (_TH, "grpo", 1), {}, "G"),
     (nt.train_rest_seeds, (_TH,), {"seeds": [1.5]}, "seeds"),
     (nt.train_rest_seeds, (_TH,), {"cfg": None}, "cfg"),
     (nt.train_exact, (_TH,), {"steps": -1}, "steps"),

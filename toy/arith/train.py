@@ -35,7 +35,7 @@ from ..prob import log_softmax, log_softmax_table_grad
 from .model import (Model, Problems, Samples, VERIFIERS, as_samples, draw_methods, execute, make_dataset,
                     pass1_exact, sample, step_entropy, verify)
 
-__all__ = ["SFTConfig", "train_sft", "STaRConfig", "train_star", "train_star_seeds", "ReinforceConfig", "pg_step",
+__all__ = ["SFTConfig", "train_sft", "STaRConfig", "train_star", "train_star_seeds", "ReinforceConfig", "matched_advantages", "pg_step",
            "train_reinforce", "train_reinforce_seeds", "stacked", "GRPOConfig", "dapo_config", "reward_with_overlong",
            "grpo_step", "train_grpo", "train_grpo_seeds"]
 
@@ -210,12 +210,41 @@ class ReinforceConfig:
     G: int = 8                       # samples per problem (the group)
     lr: float = 4.0                  # learning rate of gradient descent on Δ
     baseline_decay: float = 0.9      # "baseline": b ← decay·b + (1 − decay)·mean reward (b starts at the first batch's mean)
+    match_abs: str = None            # a control: rescale each batch's advantages to the mean |A| this kind gives it (None: off)
 
     def __post_init__(self):
         one_of(self.algo, "algo", rl.ADVANTAGES)
         integer(self.steps, "steps", lo=1), integer(self.n_prompts, "n_prompts", lo=1)
         integer(self.G, "G", lo=2), positive(self.lr, "lr")
         real(self.baseline_decay, "baseline_decay", 0, 1)
+        if self.match_abs is not None:
+            one_of(self.match_abs, "match_abs", rl.ADVANTAGES)
+            if "baseline" in (self.algo, self.match_abs):
+                raise ValueError("match_abs must not be combined with 'baseline' (its running b is not a batch's)")
+
+
+def _check_matched_advantages(r, algo, match_abs):
+    for x, name in ((algo, "algo"), (match_abs, "match_abs")):
+        one_of(x, name, tuple(k for k in rl.ADVANTAGES if k != "baseline"))
+    r = as_array(r, "r", ndim=2)
+    if r.shape[1] < 2:
+        raise ValueError(f"r must hold groups of G >= 2 rewards, shape (groups, G), got {r.shape}")
+    return {"r": r}
+
+
+@checked(_check_matched_advantages)
+def matched_advantages(r, algo, match_abs):
+    r"""The advantages ``algo`` gives the rewards ``r`` (groups, G), rescaled by one number so that
+    their mean |A| is the one ``match_abs`` gives the same rewards:
+
+    .. math:: A_i = A^{\text{algo}}_i \cdot \frac{\sum_j |A^{\text{match}}_j|}{\sum_j |A^{\text{algo}}_j|}
+
+    (A batch whose ``algo`` advantages are all 0 stays 0.) With ``algo="dr_grpo"`` and
+    ``match_abs="grpo"`` it is GRPO's step size without GRPO's per-problem division by σ: every
+    group's r − r̄ is scaled by the same factor. ``r``: one batch; returns the same shape."""
+    a = rl.advantages(r, algo)
+    size_a, size_m = np.abs(a).sum(), np.abs(rl.advantages(r, match_abs)).sum()
+    return a * (size_m / size_a) if size_a > 0 else a
 
 
 def _draw(train, n_prompts, rng):
@@ -321,7 +350,10 @@ def train_reinforce_seeds(policy, cfg=None, seeds=range(10), *, train=None, test
         rk = r.reshape(K, B, G)
         mean_r = np.array([x.mean() for x in rk])                     # (K,) per seed
         b = mean_r if b is None else b
-        A = rl.advantages(r, cfg.algo, np.repeat(b, B)[:, None])     # (K·B, G)
+        if cfg.match_abs is None:
+            A = rl.advantages(r, cfg.algo, np.repeat(b, B)[:, None])     # (K·B, G)
+        else:                                                        # each seed's batch rescaled on its own
+            A = np.concatenate([matched_advantages.equation(rk, cfg.algo, cfg.match_abs) for rk in r.reshape(K, B, G)])
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * mean_r
         rows = np.where(s.context >= 0, s.context + C * np.repeat(np.arange(K), B)[:, None, None], -1)
         probs = np.concatenate([m.probs() for m in models])           # (K·C, M)

@@ -151,6 +151,8 @@ def _check_train(policy, cfg, seed, train, test):
     integer(cfg.n_prompts, "cfg.n_prompts", 1, len(train))
     if cfg.algo == "baseline":
         raise ValueError("cfg.algo must not be 'baseline' here (no running baseline in the variant's trainer)")
+    if cfg.match_abs is not None:
+        raise ValueError("cfg.match_abs must be None here (the variant's trainer has no rescaled advantages)")
     return {"cfg": cfg, "seed": check_seed(seed), "train": train, "test": test}
 
 

@@ -395,6 +395,12 @@ def _triples():
 _TX, _TLO, _THI, _TSTATE, _THIT, _TNEXT = _triples()
 
 
+def _start_J(pi):
+    """P(win | x) from the start for x = 1..N, of one table ``pi`` (S, A) or a stack (..., S, A):
+    ``exact_J(pi, per_target=True)`` for each table, in one dynamic programme (checked by the caller)."""
+    return exact_values.equation(pi)[..., T, 0, N - 1]
+
+
 def _check_exact_values(pi):
     return {"pi": check_pi(pi)}
 
@@ -485,17 +491,31 @@ def state_visits(pi):
     return mu.reshape(N, S)
 
 
-def exact_grad(theta, per_target=False):
+def _check_exact_grad(theta, per_target, weights):
+    flag(per_target, "per_target")
+    if weights is None:
+        return {"theta": check_theta(theta)}
+    w = as_array(weights, "weights")
+    if w.ndim not in (1, 2) or w.shape[-1] != N:
+        raise ValueError(f"weights must have shape ({N},) or (W, {N}): one weight per hidden number, got {w.shape}")
+    if per_target:
+        raise ValueError("weights must be None when per_target=True (weights combine the per-target gradients)")
+    return {"theta": check_theta(theta), "weights": w}
+
+
+@checked(_check_exact_grad)
+def exact_grad(theta, per_target=False, weights=None):
     r"""∇_θ J exactly (policy-gradient theorem, each state visited at most once):
 
     .. math:: \frac{\partial J}{\partial \theta_{s,a}} = \frac{1}{N}\sum_x \mu_x(s)\, \pi(a \mid s)\,
               \big(Q_x(s, a) - V_x(s)\big)
 
     Returns an (S, A) array (at temperature 1). ``per_target=True``: the (N, S, A) gradients
-    ∇_θ P(win | x) of each hidden number x, whose mean over x is ∇J.
+    ∇_θ P(win | x) of each hidden number x, whose mean over x is ∇J. ``weights`` (N,): the weighted
+    mean :math:`\frac1N\sum_x w_x \nabla_\theta P(\text{win} \mid x)` instead (all ones: ∇J); (W, N):
+    W such means from one dynamic programme, (W, S, A).
     """
     pi = policy_probs(theta)
-    flag(per_target, "per_target")
     P, Q, V, mu = _triple_tables(pi)             # per (guesses left, triple (x, lo, hi)): π, Q_x, V_x, μ_x
     terms = mu[..., None] * P * (Q - V[..., None])                  # (T, M, A)
     rows = (np.arange(T)[:, None] * N * N + _TSTATE).ravel()         # the state s of each term
@@ -503,6 +523,12 @@ def exact_grad(theta, per_target=False):
         grad = np.zeros((N, S, A))
         np.add.at(grad, (np.broadcast_to(_TX, (T, len(_TX))).ravel(), rows), terms.reshape(-1, A))
         return grad
+    if weights is not None:
+        w = np.atleast_2d(weights)                                   # (W, N)
+        grad = np.zeros((len(w), S, A))
+        for g, wx in zip(grad, w):
+            np.add.at(g, rows, (wx[_TX][:, None] * terms).reshape(-1, A))    # each term weighted by its x
+        return (grad if np.ndim(weights) == 2 else grad[0]) / N
     grad = np.zeros((S, A))
     np.add.at(grad, rows, terms.reshape(-1, A))
     return grad / N

@@ -33,13 +33,13 @@ import numpy as np
 
 from . import game as ns
 from .. import rl
-from .._check_args import (MAX_LOOP, as_array, checked, flag, instance, int_array, integer, one_of, real,
+from .._check_args import (MAX_LOOP, as_array, checked, flag, function, instance, int_array, integer, one_of, real,
                            seed as check_seed, size)
 from ..prob import inverse_cdf, log_softmax, log_softmax_table_grad, softmax
 
 __all__ = ["weighted_logprob_loss", "SFTConfig", "ReSTConfig", "PGConfig", "demonstrations",
            "train_sft", "train_rest", "train_pg", "reinforce_estimate", "degenerate_probability", "group_update_size",
-           "advantage_gap", "expected_estimate", "train_pg_seeds", "train_rest_seeds", "train_exact",
+           "advantage_gap", "expected_estimate", "estimate_bias", "train_pg_seeds", "train_rest_seeds", "train_exact",
            "estimate_variance", "batch_cosines"]
 
 ALL_TARGETS = tuple(range(1, ns.N + 1))
@@ -399,9 +399,39 @@ def expected_estimate(theta, algo="grpo", G=8):
     elsewhere. Returns an (S, A) array.
     """
     p = ns.exact_J(ns.policy_probs(theta), per_target=True)         # (N,) P(win | x)
-    grads = ns.exact_grad(theta, per_target=True)                    # (N, S, A) ∇p_x
     c = advantage_gap(p, G, algo)                                    # (N,)
-    return np.tensordot(c, grads, axes=1) / ns.N
+    return ns.exact_grad(theta, weights=c)                           # (1/N) Σ_x c(p_x) ∇p_x
+
+
+def _check_estimate_bias(thetas, algo, G):
+    one_of(algo, "algo", ("reinforce", "rloo", "grpo", "dr_grpo"))
+    t = as_array(thetas, "thetas")
+    if t.ndim not in (2, 3) or t.shape[-2:] != (ns.S, ns.A):
+        raise ValueError(f"thetas must have shape ({ns.S}, {ns.A}) or (K, {ns.S}, {ns.A}), got {t.shape}")
+    return {"thetas": t, "G": _group_size(G)}
+
+
+@checked(_check_estimate_bias)
+def estimate_bias(thetas, algo="grpo", G=8):
+    r"""Bias or scale? For each policy (logits (S, A), or a stack (K, S, A)) the exact mean of the
+    grouped estimate, E[ĝ] (:func:`expected_estimate`), against the exact ∇J: the best scalar c of
+    E[ĝ] ≈ c ∇J, the residual at right angles ‖E[ĝ] − c∇J‖ / ‖c∇J‖ and the cosine of E[ĝ] and ∇J.
+
+    .. math:: c = \frac{\langle \mathbb E[\hat g], \nabla J\rangle}{\lVert\nabla J\rVert^2}
+
+    An estimator unbiased up to a step size has residual 0 and cosine 1 (``"reinforce"``: c = 1,
+    ``"dr_grpo"``: c = 1 − 1/G). Returns ``(c, residual, cosine)``, floats or arrays (K,)."""
+    stack = thetas.reshape(-1, ns.S, ns.A)
+    p = ns._start_J(softmax(stack))                                          # (K, N) P(win | x)
+    gap = advantage_gap(p, G, algo)                                          # (K, N) c(p_x)
+    out = []
+    for th, gap_x in zip(stack, gap):
+        g, e = ns.exact_grad(th, weights=np.stack([np.ones(ns.N), gap_x]))    # ∇J, E[ĝ] (expected_estimate)
+        c = np.sum(e * g) / np.sum(g * g)                                    # E[ĝ] ≈ c ∇J
+        out.append((c, np.linalg.norm(e - c * g) / np.linalg.norm(c * g),
+                    np.sum(e * g) / np.linalg.norm(e) / np.linalg.norm(g)))
+    out = np.array(out)                                                      # (K, 3)
+    return tuple(out[0] if thetas.ndim == 2 else out.T)
 
 
 # ------------------------------------------- many seeds at once (races with standard errors)
@@ -414,10 +444,29 @@ class _Streams:
 
     def random(self, shape):
         n = shape[0] // len(self.rngs)
-        return np.concatenate([r.random((n,) + tuple(shape[1:])) for r in self.rngs])
+        out = np.empty((len(self.rngs), n) + tuple(shape[1:]))
+        for r, o in zip(self.rngs, out):
+            r.random(out=o)                                             # seed k's own random((n, ...))
+        return out.reshape(shape)
 
     def choice(self, targets, size):
-        return np.stack([r.choice(targets, size=size) for r in self.rngs])     # (K, size)
+        """Each seed's ``rng.choice(targets, size=size)``: for a 1-D population drawn with
+        replacement that is ``targets[rng.integers(0, len(targets), size)]``, the same numbers
+        from the same stream (``tests/test_numsearch_train.py`` pins it), at half the cost."""
+        t = np.asarray(targets)
+        return np.stack([t[r.integers(0, len(t), size=size)] for r in self.rngs])     # (K, size)
+
+
+def _probs(logits):
+    """``softmax(logits)`` (``ns.policy_probs``) without the argument checks, for the stacked tables
+    of the seeds (finite logits, checked at the door): the same arithmetic, exp(log_softmax)."""
+    return np.exp(log_softmax.equation(logits, 1.0))
+
+
+def _row_probs(theta, rows):
+    """``softmax(theta[rows])``, computed once per distinct row (most games of a batch share a state)."""
+    distinct, k = np.unique(rows, return_inverse=True)
+    return _probs(theta[distinct])[k]
 
 
 def _rollout_seeds(theta, targets, streams):
@@ -425,7 +474,7 @@ def _rollout_seeds(theta, targets, streams):
     the returned states are rows of that stacked table (seed k's states are offset by k·S)."""
     K, n = targets.shape
     offset = np.repeat(np.arange(K) * ns.S, n)                              # (K·n,)
-    choose = lambda t, s: inverse_cdf(softmax(theta[s + offset]), streams.random((len(s), 1))) + 1
+    choose = lambda t, s: inverse_cdf.equation(_row_probs(theta, s + offset), streams.random((len(s), 1))) + 1
     traj = ns.play(choose, targets.ravel())
     traj.states = np.where(traj.mask, traj.states + offset[:, None], -1)
     return traj
@@ -449,11 +498,15 @@ def _stack(policy, K):
 
 
 def _evaluate_seeds(theta, hist, step, targets):
-    """Exact J of each of the K stacked policies, averaged over ``targets``."""
+    """Exact J of each of the K stacked policies (K·S, A), averaged over ``targets``: one dynamic
+    programme over the stack (``ns.exact_values`` takes leading batch axes), seed by seed the
+    numbers ``ns.exact_J(.., per_target=True)`` gives (``ns._start_J``)."""
     hist["eval_step"].append(step)
     idx = np.asarray(targets) - 1
-    hist["J"].append([float(ns.exact_J(ns.policy_probs(th), per_target=True)[idx].mean())
-                      for th in theta.reshape(-1, ns.S, ns.A)])
+    tables = theta.reshape(-1, ns.S, ns.A)
+    per_target = np.concatenate([ns._start_J(_probs(tables[k:k + 32]))       # (K, N) P(win | x), 32 seeds
+                                 for k in range(0, len(tables), 32)])         # at a time (in cache)
+    hist["J"].append([float(p[idx].mean()) for p in per_target])
 
 
 def _seed_history(hist):
@@ -461,17 +514,23 @@ def _seed_history(hist):
     return {k: (np.asarray(v) if k == "eval_step" else np.asarray(v).T) for k, v in hist.items()}
 
 
-def train_pg_seeds(policy, cfg=PGConfig(), seeds=range(10)):
+def train_pg_seeds(policy, cfg=PGConfig(), seeds=range(10), callback=None):
     r""":func:`train_pg` for many seeds at once, vectorised over seeds: for every s in ``seeds`` the
     run is the one ``train_pg(policy, cfg, seed=s)`` makes (each seed keeps its own random
     stream), but the K policies are stacked in one (K·S, A) table and each step is one batch of
     K·B·G games and one gradient. ``policy``: one table (S, A) for all seeds, or one per seed
     (K, S, A) (then seed k starts from ``policy[k]``).
 
+    ``callback(step, thetas)``, if given, is called before each step's update and once after the
+    last (step = 0, 1, …, ``cfg.steps``) with the K policies as a read-only (K, S, A) array (copy
+    what you keep): to follow the runs along the way, e.g. when each one commits to its opening.
+
     Returns ``thetas`` (K, S, A) and the history of :func:`train_pg` with a leading seed axis:
     ``reward``, ``degenerate``, ``b``, ``mean_abs_adv`` (K, steps); ``J`` (K, evals); ``eval_step`` (evals,).
     """
     instance(cfg, PGConfig, "cfg"), _check_seeds(seeds)
+    if callback is not None:
+        function(callback, "callback")
     cfg.__post_init__()
     seeds = list(seeds)
     if not seeds:
@@ -482,9 +541,13 @@ def train_pg_seeds(policy, cfg=PGConfig(), seeds=range(10)):
     theta = _stack(policy, K)                                               # (K·S, A)
     b = np.full(K, float(cfg.b))                                            # (K,) one baseline per seed
     hist = {"reward": [], "degenerate": [], "b": [], "mean_abs_adv": [], "eval_step": [], "J": []}
+    view = theta.reshape(K, ns.S, ns.A).view()
+    view.flags.writeable = False                                            # what a callback sees
     for step in range(cfg.steps):
         if step % cfg.eval_every == 0:
             _evaluate_seeds(theta, hist, step, cfg.targets)
+        if callback is not None:
+            callback(step, view)
         targets = np.repeat(streams.choice(cfg.targets, B), G, axis=1)      # (K, B·G)
         traj = _rollout_seeds(theta, targets, streams)
         R = traj.reward.reshape(K, B, G)
@@ -494,12 +557,17 @@ def train_pg_seeds(policy, cfg=PGConfig(), seeds=range(10)):
         m = traj.mask
         _, rows, grad_rows = loss_rows(theta, traj.states[m], traj.guesses[m] - 1, cw[m])
         theta[rows] -= cfg.lr * grad_rows
+        if not np.isfinite(theta[rows]).all():                             # _probs takes finite logits
+            raise ValueError(f"lr must be small enough that the logits stay finite, got {cfg.lr} (step {step})")
         hist["reward"].append(R.reshape(K, -1).mean(axis=1))
-        hist["degenerate"].append(np.array([rl.degenerate_fraction(Rk) for Rk in R]) if G > 1 else np.full(K, np.nan))
+        hist["degenerate"].append((~rl.mixed_groups(R.reshape(K * B, G))).reshape(K, B).mean(axis=1)
+                                  if G > 1 else np.full(K, np.nan))                # rl.degenerate_fraction per seed
         hist["b"].append(b.copy())
         hist["mean_abs_adv"].append(np.abs(w).mean(axis=1))
         b = cfg.baseline_decay * b + (1 - cfg.baseline_decay) * R.reshape(K, -1).mean(axis=1)
     _evaluate_seeds(theta, hist, cfg.steps, cfg.targets)
+    if callback is not None:
+        callback(cfg.steps, view)
     return theta.reshape(K, ns.S, ns.A), _seed_history(hist)
 
 
