@@ -67,7 +67,7 @@ unit: $(STAMP)
 
 # nbval's order: Part III first (it reads its runs from the evidence record: seconds), then the rest
 NB_FIRST  := notebooks/part3/s03_why_grpo.ipynb notebooks/part3/s06_case_studies.ipynb notebooks/part3/s02_policy_gradient_to_ppo.ipynb \
-             notebooks/part3/s04_grpo_biases.ipynb notebooks/part3/s01_verifiable_rewards.ipynb
+             notebooks/part3/s04_grpo_biases.ipynb notebooks/part3/s01_verifiable_rewards.ipynb notebooks/part3/s08_loss_variants.ipynb
 NB_LAST   := notebooks/part3/s05_thinking_model.ipynb notebooks/part3/s07_ledger.ipynb
 NOTEBOOKS := $(NB_FIRST) $(filter-out $(NB_FIRST) $(NB_LAST),$(sort $(wildcard notebooks/part*/*.ipynb))) $(NB_LAST)
 PART3     := $(filter notebooks/part3/%,$(NB_FIRST) $(NB_LAST))

@@ -285,11 +285,24 @@ def pass_at_k_single(rng):
     return out, []
 
 
+def sequence_ratio(rng):
+    out = []
+    for i in range(4):
+        n, t = int(rng.integers(1, 4)), int(rng.integers(2, 7))
+        mask = (np.arange(t) < rng.integers(1, t + 1, size=n)[:, None]).astype(float)   # answers of 1..t tokens
+        logp, old = np.log(rng.uniform(0.05, 1, (n, t))), np.log(rng.uniform(0.05, 1, (n, t)))
+        setup = (f"args = ({_arr(logp, 4)}.reshape({n}, {t}), {_arr(old, 4)}.reshape({n}, {t}), "
+                 f"{_arr(mask)}.reshape({n}, {t}))")
+        out.append(_case(f"hidden {i + 1}", setup, lambda lp, o, m: np.exp(rl.sequence_log_ratio(lp, o, m)),
+                         atol=1e-9))
+    return out, [("rl", "sequence_log_ratio")]
+
+
 GENERATORS = {f.__name__: f for f in (
     bandit_estimates, optimal_baseline, narrow_interval, trajectory_logprob, rest_filter, masked_pg_loss,
     reinforce_estimate, grpo_advantages, dr_grpo_token_weights, expected_tries, softmax_log_grad, clip_cap,
     clipped_grad, dynamic_sampling_groups, degenerate_prob, per_token_weights, kimi_length_reward,
-    score_vectors, baseline_scale, clip_objective_grad, pass_at_k_single)}
+    score_vectors, baseline_scale, clip_objective_grad, pass_at_k_single, sequence_ratio)}
 ADAPT = {"clip_objective_grad": "pair"}
 NO_HIDDEN = {"hard_problem_advantages"}      # the answer is two fixed vectors: nothing fresh to ask
 

@@ -108,6 +108,8 @@ CHECKERS = [
      0, 3),                                                                  # never flat: every case clips
     (check.pass_at_k_single, lambda p, k: 1 - (1 - np.asarray(p)) ** k,
      lambda p, k: np.asarray(p) * k, 1, 4),                                  # linear: right only for k = 1
+    (check.sequence_ratio, lambda lp, old, m: np.exp(((lp - old) * m).sum(1) / m.sum(1)),
+     lambda lp, old, m: np.exp(((lp - old) * m).sum(1)), 1, 4),             # the product: right when it is 1
 ]                                                                           # wrong answers are the longest
 
 # checkers of values rather than functions: (checker, right values, wrong values, cases right, total)
@@ -458,3 +460,24 @@ def test_lecture16_exercise6_checker(capsys):
     assert abs((1 - 0.9 ** 16) - 0.81) < 0.005                                 # the lecture's 0.81
     assert _verdicts(capsys, check_part3.pass_at_k_single, lambda p, k: 1 - (1 - np.asarray(p, float)) ** k,
                      lambda p, k: np.minimum(np.asarray(p) * k, 1.0), lambda p, k: p) == ["✓", "✗", "✗"]
+
+
+def test_sequence_ratio_checker(capsys):
+    """§III.8's exercise: GSPO's s_i, against a naive loop over each answer's own tokens; each usual
+    mistake (the product of the ratios, the mean of the ratios, the padding averaged in) fails with
+    its own hint."""
+    rng = np.random.default_rng(0)
+    logp, old = np.log(rng.uniform(0.05, 1, (4, 6))), np.log(rng.uniform(0.05, 1, (4, 6)))
+    mask = (np.arange(6) < np.array([[6], [3], [1], [4]])).astype(float)
+    loop = []
+    for i in range(4):
+        r = [np.exp(logp[i, t] - old[i, t]) for t in range(6) if mask[i, t]]
+        loop.append(np.prod(r) ** (1 / len(r)))                              # the |o_i|-th root of π_θ(o)/π_old(o)
+    mine = lambda lp, o, m: np.exp(((lp - o) * m).sum(1) / m.sum(1))       # noqa: E731
+    np.testing.assert_allclose(mine(logp, old, mask), loop, rtol=1e-12)
+    assert _verdicts(capsys, check_part3.sequence_ratio, mine) == ["✓"]
+    for wrong, words in [(lambda lp, o, m: np.exp(((lp - o) * m).sum(1)), "not the product"),
+                         (lambda lp, o, m: (np.exp(lp - o) * m).sum(1) / m.sum(1), "average the log-ratios"),
+                         (lambda lp, o, m: np.exp((lp - o).mean(1)), "only the answer's own tokens")]:
+        assert not check_part3.sequence_ratio(wrong)
+        assert words in capsys.readouterr().out.split("hint:")[1]

@@ -850,7 +850,8 @@ def test_the_toy_numbers():
 
 
 def test_the_cispo_trap():
-    """TRL's CISPO cap falls back to epsilon (0.2): the weight on policy is 0.2, 5× less than with 5.0."""
+    """TRL's CISPO cap falls back to epsilon (0.2): the weight on policy is 0.2, 5× less than with 5.0
+    (a weight, not Adam's step: §III.8 computes the step)."""
     eps = float(BY_ID_NAME("GRPOConfig.epsilon")["value"])
     assert round(min(1.0, 5.0) / min(1.0, eps)) == 5
     assert "5× smaller" in prose()

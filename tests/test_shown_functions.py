@@ -35,6 +35,7 @@ ALIASES = {
     "rewards": ["toy.tinylm.rewards"], "task": ["toy.tinylm.task"],
     "lt": ["toy.length_toy"], "length_toy": ["toy.length_toy"],
     "rl": ["toy.rl"], "prob": ["toy.prob"], "bandit": ["toy.bandit"], "metrics": ["toy.metrics"],
+    "variants": ["toy.tinylm.variants"],
 }
 
 PART3 = {"V": ["toy.tinylm.variants"]}                     # Part III's own meaning of an alias

@@ -6,7 +6,8 @@ from ..prob import log_softmax_table_grad
 from ._core import Case, Result, compare, run_cases
 
 __all__ = ["degenerate_prob", "hard_problem_advantages", "per_token_weights", "kimi_length_reward",
-           "score_vectors", "baseline_scale", "clip_objective_grad", "pass_at_k_single"]
+           "score_vectors", "baseline_scale", "clip_objective_grad", "pass_at_k_single",
+           "sequence_ratio"]
 
 
 def degenerate_prob(fn):
@@ -152,3 +153,32 @@ def pass_at_k_single(fn):
              Case("an array of p, k = 4", (np.array([0.0, 0.25, 1.0]), 4), ref(np.array([0.0, 0.25, 1.0]), 4),
                   hint="use numpy operations so that an array of p works elementwise")]
     return run_cases(fn, cases, "your pass@k")
+
+
+def sequence_ratio(fn):
+    """Exercise (§8): ``fn(logp, old_logp, mask)`` returns GSPO's sequence ratio of each answer,
+    s_i = exp(Σ_t m_it (log π_θ − log π_old) / Σ_t m_it): the geometric mean of the answer's token
+    ratios, padding (mask 0) left out. ``logp``, ``old_logp``, ``mask``: (N, T); returns (N,)."""
+    def ref(logp, old_logp, mask):
+        return np.exp(rl.sequence_log_ratio(logp, old_logp, mask))
+    def case(ratios, mask):                                   # token ratios → (logp, old_logp, mask)
+        r, m = np.asarray(ratios, dtype=float), np.asarray(mask, dtype=float)
+        old = np.log(np.full(r.shape, 0.4))
+        return old + np.log(r), old, m
+    geo = "s_i is the geometric mean of the token ratios: exp of the mean of log π_θ − log π_old"
+    cases = []
+    for name, ratios, mask, hint in [
+        ("ratios 2 and 0.5", [[2.0, 0.5]], [[1, 1]],
+         "the geometric mean of 2 and 0.5 is 1: average the log-ratios, not the ratios"),
+        ("ten tokens, each ratio 1.02", [[1.02] * 10], [[1] * 10],
+         "not the product of the ratios (that is π_θ(o)/π_old(o), which grows with the length): "
+         "take its |o_i|-th root, i.e. divide the summed log-ratio by the answer's length"),
+        ("one answer, ratios 1.2 and 0.9", [[1.2, 0.9]], [[1, 1]], geo),
+        ("answers of 3 and 1 tokens, padded with other values", [[1.1, 0.8, 1.3, 5.0], [0.7, 3.0, 3.0, 3.0]],
+         [[1, 1, 1, 0], [1, 0, 0, 0]],
+         "only the answer's own tokens count: multiply by the mask and divide by each answer's number of "
+         "tokens (mask.sum(axis=1)), not by the padded width"),
+    ]:
+        args = case(ratios, mask)
+        cases.append(Case(name, args, ref(*args), hint=hint, atol=1e-9))
+    return run_cases(fn, cases, "your sequence ratio")

@@ -10,7 +10,8 @@ from .. import rl
 from .._check_args import as_array, instance, integer, nonempty, real
 from ..plots import COLORS, check_axes, frame_figure, mean_se_band
 
-__all__ = ["clip_objective", "proxy_vs_accuracy", "estimator_bars", "sigma_loudness", "length_curves"]
+__all__ = ["clip_objective", "proxy_vs_accuracy", "estimator_bars", "sigma_loudness", "length_curves",
+           "paired_differences"]
 
 
 def clip_objective(advantages=(1.0, -1.0)):
@@ -175,6 +176,32 @@ def length_curves(ax, x, runs, title, start=None):
         ax.axvline(start, color="k", ls=":", lw=1)
     ax.set(xlabel="update", ylabel="mean thinking tokens (exact, given θ)", ylim=(0, 33), title=title)
     ax.legend(fontsize=7.5)
+    return ax
+
+
+# ==== Part III §8
+
+def paired_differences(ax, names, pairs, xlabel=None, title=None):
+    """§III.8's race: per arm (``names``, top to bottom), a paired difference to the comparator as a
+    point with two intervals, ± 2 s.e. over the seeds (thick) and ± 2 s.e. over the warm-ups (thin,
+    capped). ``pairs``: one ``(mean, s.e. over the seeds, s.e. over the warm-ups)`` per name."""
+    check_axes(ax)
+    if isinstance(names, str) or not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"names must be a non-empty list of arm names, got {names!r}")
+    p = as_array(pairs, "pairs")
+    if p.shape != (len(names), 3) or not np.all(np.isfinite(p)) or np.any(p[:, 1:] < 0):
+        raise ValueError(f"pairs must be {len(names)} finite (mean, s.e., s.e. over the warm-ups) triples "
+                         f"with s.e. >= 0, one per name, got shape {p.shape}")
+    y = np.arange(len(names))
+    ax.errorbar(p[:, 0], y, xerr=2 * p[:, 2], fmt="none", ecolor="0.45", elinewidth=1, capsize=3,
+                label="± 2 s.e. over the warm-ups")
+    ax.errorbar(p[:, 0], y, xerr=2 * p[:, 1], fmt="o", color=COLORS[0], elinewidth=3.5, markersize=5,
+                label="± 2 s.e. over the seeds")
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set(**{k: v for k, v in (("xlabel", xlabel), ("title", title)) if v is not None})
+    ax.legend(fontsize=7.5, loc="lower left")
     return ax
 
 
