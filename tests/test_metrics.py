@@ -7,7 +7,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from toy import metrics, prob
+from toy import metrics, prob, shares
 
 
 def brute_pass_at_k(n, c, k):
@@ -274,16 +274,16 @@ def test_ratio_se_is_the_delta_method_by_hand_and_matches_its_spread():
     r = num.sum() / den.sum()                                    # 6.5 / 11
     resid = num - r * den
     by_hand = np.sqrt(np.sum(resid ** 2) / (4 * 3)) / den.mean()
-    share, se = metrics.ratio_se(num, den)
+    share, se = shares.ratio_se(num, den)
     assert share == pytest.approx(6.5 / 11, rel=1e-15) and se == pytest.approx(by_hand, rel=1e-12)
     # Monte Carlo: over many experiments of K seeds, the s.e. is the spread of the pooled share
     rng = np.random.default_rng(0)
     K, trials = 100, 2000
     d = rng.gamma(2.0, 1.0, size=(trials, K))                    # each seed's whole
     n = d * rng.beta(3.0, 2.0, size=(trials, K))                 # the part of it
-    shares, ses = np.array([metrics.ratio_se(a, b) for a, b in zip(n, d)]).T
-    assert np.mean(ses) == pytest.approx(shares.std(ddof=1), rel=0.1)
-    assert metrics.ratio_se([1.0, 1.0], [2.0, 2.0]) == (0.5, 0.0)
+    values, ses = np.array([shares.ratio_se(a, b) for a, b in zip(n, d)]).T
+    assert np.mean(ses) == pytest.approx(values.std(ddof=1), rel=0.1)
+    assert shares.ratio_se([1.0, 1.0], [2.0, 2.0]) == (0.5, 0.0)
 
 
 @pytest.mark.parametrize("args, name", [
@@ -296,4 +296,4 @@ def test_ratio_se_is_the_delta_method_by_hand_and_matches_its_spread():
 ])
 def test_ratio_se_rejects_bad_input(args, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
-        metrics.ratio_se(*args)
+        shares.ratio_se(*args)

@@ -9,7 +9,7 @@ from ._check_args import MAX_ELEMENTS, MAX_LOOP, as_array, checked, int_array, i
 
 MAX_PROBLEMS = 10**5      # pass_at_k loops over the entries of n and c in Python
 
-__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy", "mean_se", "se", "paired_diff", "ratio_se", "warmup_se"]
+__all__ = ["pass_at_k", "pass_at_k_exact", "maj_at_k", "entropy", "mean_se", "se", "paired_diff", "warmup_se"]
 
 
 def _check_pass_at_k(n, c, k):
@@ -178,32 +178,6 @@ def paired_diff(a, b, axis=0):
     r"""Mean and standard error of the paired difference a − b over ``axis``: two arms run on the
     same K seeds (or warm-ups), so that what the seeds share cancels out of the difference."""
     return mean_se(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), axis)
-
-
-def _check_ratio_se(num, den):
-    num = as_array(num, "num")
-    if num.ndim != 1 or len(num) < 2:
-        raise ValueError(f"num must be one value per seed, at least 2 seeds (1-D), got shape {num.shape}")
-    den = as_array(den, "den")
-    if den.shape != num.shape:
-        raise ValueError(f"den must have the shape of num {num.shape}, got {den.shape}")
-    if not den.sum() > 0:
-        raise ValueError(f"den must have a positive sum (the whole the share is of), got {den.sum()}")
-    return {"num": num, "den": den}
-
-
-@checked(_check_ratio_se)
-def ratio_se(num, den):
-    r"""A share pooled over K seeds, :math:`\hat r = \sum_k n_k / \sum_k d_k` (e.g. the part of the
-    runs' gap lost at one guess, of the whole gap), and its standard error by the delta method,
-
-    .. math:: \mathrm{se}(\hat r) = \frac{1}{\bar d}\sqrt{\frac{\sum_k (n_k - \hat r\, d_k)^2}{K (K - 1)}}
-
-    (the s.e. of the mean of :math:`n_k - \hat r d_k`, divided by the mean whole). Returns
-    ``(share, se)``."""
-    n, d = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    r = n.sum() / d.sum()
-    return r, se(n - r * d) / d.mean()
 
 
 def _check_warmup_se(x, warmups):
