@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from toy import rl
-from toy.tinylm import many as MANY, model as M, rewards, task, train as T
+from toy.tinylm import many as MANY, model as M, records, rewards, task, train as T
 
 TINY = M.ModelConfig(n_layer=2, n_head=2, n_embd=8, mlp_hidden=12, init_std=0.5)
 
@@ -438,13 +438,13 @@ def test_record_counts_the_groups_with_all_equal_rewards_by_hand():
     ro = T.Rollouts(None, None, None, None, reward, (reward == 1).astype(float), think, chain_ok,
                    np.full(18, 3.0), G=3)
     groups = reward.reshape(6, 3).tolist()
-    rec = T.sample_record(ro, "grpo")
+    rec = records.sample_record(ro, "grpo")
     assert rec["all_right"] == sum(g == [1, 1, 1] for g in groups) / 6 == 1 / 6
     assert rec["all_wrong"] == sum(g == [0, 0, 0] for g in groups) / 6 == 2 / 6
     assert rec["degenerate"] == sum(len(set(g)) == 1 for g in groups) / 6 == 4 / 6
     adv = [[(r - np.mean(g)) / (np.std(g) + 1e-4) for r in g] for g in groups]      # GRPO's, group by group
     assert rec["mean_abs_adv"] == pytest.approx(np.mean(np.abs(adv)), rel=1e-12)
-    assert "mean_abs_adv" not in T.sample_record(ro, "ppo")                     # PPO's A is per token
+    assert "mean_abs_adv" not in records.sample_record(ro, "ppo")                     # PPO's A is per token
     assert rec["accuracy"] == 7 / 18 and rec["think_share"] == 7 / 18 and rec["chain_acc"] == 4 / 7
     assert rec["reward"] == reward.mean() and rec["mean_length"] == 3.0
 

@@ -9,7 +9,6 @@ model only on the rows that matter (``DistinctRows``): with β = 0 a row whose a
 no gradient, a repeated answer is computed once, and each prompt once per group. Every cached and
 recorded run of the book goes through here.
 """
-import time
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -21,8 +20,8 @@ from .._check_args import flag, function, instance, int_array, integer, seed as 
 from . import runs
 from .model import TinyLM
 from .task import PROMPT_LEN
-from .train import (RLConfig, close_bar, draw_problems, entropy, lm_ppo_reward, log_step, mean_stats, minibatches,
-                    progress_bar, rollout, sample_record, update_stats)
+from .records import Records, close_bar, progress_bar
+from .train import RLConfig, draw_problems, entropy, minibatches, rollout
 
 __all__ = ["train_rl_many", "train_rl_seeds", "shape_key", "stack_runs", "DistinctRows"]
 
@@ -43,13 +42,14 @@ def train_rl_many(policy, cfgs, seeds, callbacks=None, prompt_samplers=None, rew
     policy = runs.Stack([m.copy().add_value_head() for m in models] if ppo else models)   # PPO: + V(s_t), the critic
     ref = runs.Stack(models) if c0.beta > 0 or c0.kl_coef > 0 else None       # π_ref: the start
     opt = runs.StackAdam([c.lr for c in cfgs], [c.grad_clip for c in cfgs])
-    histories, t0 = [{} for _ in cfgs], time.time()
+    logs = [Records(c, ps, cb, verbose, progress=False) for c, ps, cb in zip(cfgs, samplers, callbacks)]
     bar = progress_bar(progress, c0.steps * len(cfgs), f"{c0.algo}, {len(cfgs)} run{'s' * (len(cfgs) > 1)}", "run-steps")
     for step in range(c0.steps):
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = [draw_problems(c, rng, ps) for c, rng, ps in zip(cfgs, rngs, samplers)]
         ros = rollout(policy, digits, G, rngs, [c.temperature for c in cfgs], reward_fns)
-        recs = [sample_record(ro, c.algo, ps) for ro, c, ps in zip(ros, cfgs, samplers)]
+        for log, ro in zip(logs, ros):
+            log.sampled(ro)
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         if not ppo:
             batches = [_answers(ro, rl.advantages(ro.reward.reshape(-1, G), c.algo).ravel(), c)
@@ -60,18 +60,19 @@ def train_rl_many(policy, cfgs, seeds, callbacks=None, prompt_samplers=None, rew
             for b, (lp, _) in zip(batches, _logprobs_many(ref, batches)):
                 b.ref_logp = lp
         if ppo:                                                         # ... or (PPO) one per token, on V(s_t)
-            for b, ro, c, rec, (lp, V) in zip(batches, ros, cfgs, recs, _logprobs_many(policy, batches, value=True)):
-                b.old_logp = lp
-                r = ro.reward if c.kl_coef == 0 else lm_ppo_reward(ro.reward, b.old_logp - b.ref_logp, ro.mask, c, rec)
+            for b, ro, c, log, (lp, V) in zip(batches, ros, cfgs, logs, _logprobs_many(policy, batches, value=True)):
+                b.old_logp, r = lp, ro.reward
+                if c.kl_coef > 0:                                       # LM-PPO: r_t = −β·KL_t, + the score at the end
+                    r = log.shaped(ro.reward, rl.kl_shaped_rewards(lp - b.ref_logp, ro.reward, ro.mask, c.kl_coef,
+                                                                   c.kl_clamp))
                 b.ret, b.adv = rl.ppo_targets(r, V, ro.mask)
         # 3. update: μ epochs of Adam steps on rl.policy_loss (+ PPO's value loss)
-        for rec, stats, c in zip(recs, _update(policy, opt, batches, cfgs, rngs), cfgs):
-            rec.update(mean_stats(stats, c, ppo), time=time.time() - t0)
-        for rec, history, cb in zip(recs, histories, callbacks):
-            log_step(history, step, rec, cb, verbose)
+        _update(policy, opt, batches, cfgs, rngs, logs)
+        for log in logs:
+            log.end_step(step)
         bar.update(len(cfgs))
     close_bar(progress, bar)
-    return [(policy.model(r), history) for r, history in enumerate(histories)]
+    return [(policy.model(r), log.close()) for r, log in enumerate(logs)]
 
 
 def train_rl_seeds(policy, cfg, seeds, reward_fn=None):
@@ -231,13 +232,13 @@ def _logprobs_many(st, batches, value=False, keep=False):
     return (out, lay, tape, probs) if keep else out
 
 
-def _update(st, opt, batches, cfgs, rngs):
+def _update(st, opt, batches, cfgs, rngs, logs):
     """Step 3 for every run at once: μ epochs on its batch, each one Adam step descending
     ``rl.policy_loss`` (+ PPO's ``rl.value_loss``) on each of ``n_minibatches`` random minibatches
     (drawn with the run's generator), backpropagated from the rows computed. π_old is the policy
     that sampled: PPO's step 2 computed its log-probabilities, the others take the first step's
     (or, with minibatches, a pass before it). A run with nothing to train on (RFT: no answer
-    accepted) takes no step. Returns each run's list of ``train.update_stats``."""
+    accepted) takes no step. Each update goes into the run's ``Records``."""
     c0 = cfgs[0]
     if c0.n_minibatches > 1:
         need = [b if len(b.mask) and b.old_logp is None else None for b in batches]
@@ -245,7 +246,6 @@ def _update(st, opt, batches, cfgs, rngs):
             for b, (lp, _) in zip(need, _logprobs_many(st, need)):
                 if b is not None:
                     b.old_logp = lp
-    stats = [[] for _ in batches]
     for _ in range(c0.mu):
         mbs = [b.split(c0.n_minibatches, rng) if len(b.mask) else [] for b, rng in zip(batches, rngs)]
         for j in range(max(len(m) for m in mbs)):
@@ -268,10 +268,9 @@ def _update(st, opt, batches, cfgs, rngs):
                     dlp[r, :lay.u[r]] = mb.rows.reduce(dlogp)[:, lay.P - 1:]
                     if dvalues is not None:
                         dval[r, :lay.u[r]] = mb.rows.reduce(dvalues)[:, lay.P - 1:]
-                stats[r].append(update_stats(loss, vloss, logp, mb.old_logp, mb.adv, mb.mask, mb.ref_logp, c))
+                logs[r].updated(loss, vloss, logp, mb.old_logp, mb.adv, mb.mask, mb.ref_logp)
             dz = -probs * dlp[..., None]                                          # d log π_y / dz = onehot(y) − π
             np.put_along_axis(dz, lay.targets[..., None],
                               np.take_along_axis(dz, lay.targets[..., None], axis=-1) + dlp[..., None], axis=-1)
             runs.backward(st, lay, tape, dz, dval)
             opt.step(st, [r for r, mb in enumerate(cur) if mb is not None])
-    return stats

@@ -2,10 +2,12 @@ r"""A ~70k-parameter decoder-only transformer in pure numpy, with a hand-written
 
 Why write the backward by hand?  The book is numpy-only (no autograd library), and a
 transformer is only six kinds of operation: embedding, layer norm, linear, causal
-self-attention, ReLU and softmax cross-entropy. So, as in micrograd, each layer below is a
-small class whose ``forward`` (which keeps what it needs) and ``backward`` (which turns
-dL/d(output) into dL/d(input) and stores dL/d(parameters) in ``self.grads``) sit side by side,
-a few lines each; its sub-layers are attributes. A reader can check one rule at a time, and
+self-attention, ReLU and softmax cross-entropy. Each one's equations, forward and backward, are
+a few lines in ``layers.py`` (``linear`` and ``linear_backward``, ``layer_norm`` and
+``layer_norm_backward``, ``attend`` and ``attend_backward``, ...). As in micrograd, each layer
+below is a small class whose ``forward`` keeps what its ``backward`` needs, and whose
+``backward`` turns dL/d(output) into dL/d(input) and stores dL/d(parameters) in
+``self.grads``; its sub-layers are attributes. A reader can check one rule at a time, and
 ``tests/test_tinylm_model.py`` checks every layer, and the whole loss, against finite
 differences in float64.
 
@@ -19,13 +21,12 @@ keys and values to a preallocated buffer, so generating one token costs one posi
 forward pass instead of the whole sequence's.
 
 This file is the textbook: one model, computed as written. Training goes through the speed
-path ``toy.tinylm.runs``, which computes these same layers for many runs at once, each GRPO
+path ``toy.tinylm.runs``, which calls the same equations for many runs at once, each GRPO
 prompt once per group and each distinct unfinished answer once (``tests/test_tinylm_runs.py``
 checks it against this file). The arithmetic here is float32 throughout (a numpy float64
 *scalar* silently upcasts a float32 array: use Python floats), with linear layers as one 2-D
 matrix product and row means as matrix products.
 """
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,8 @@ import numpy as np
 from .._check_args import finite, flag, generator, has_methods, instance, int_array, integer, real
 from .._check_args import config_fields
 from ..prob import inverse_cdf, log_softmax
+from .layers import (adam_update, attend, attend_backward, clip_scale, embedding_backward, layer_norm,
+                     layer_norm_backward, linear, linear_backward)
 from .task import EOS, MAX_ANSWER_LEN, PROMPT_LEN, VOCAB
 
 __all__ = ["ModelConfig", "TinyLM", "Adam", "attend", "attend_backward", "log_softmax",
@@ -98,18 +101,16 @@ class Linear(Module):
 
     def forward(self, x):                            # (..., n_in) -> (..., n_out)
         self.x = x
-        y = x.reshape(-1, x.shape[-1]) @ self.params["w"]     # one 2-D matmul (fast BLAS path)
-        if "b" in self.params:
-            y += self.params["b"]
+        y = linear(x.reshape(-1, x.shape[-1]), self.params["w"], self.params.get("b"))   # one 2-D matmul
         return y.reshape(*x.shape[:-1], y.shape[-1])
 
     def backward(self, dy):                          # (..., n_out) -> (..., n_in)
         x2 = self.x.reshape(-1, self.x.shape[-1])    # (N, n_in)
-        dy2 = dy.reshape(-1, dy.shape[-1])           # (N, n_out)
-        self.grads["w"] = x2.T @ dy2                 # dL/dW = xᵀ dy
-        if "b" in self.params:
-            self.grads["b"] = dy2.sum(axis=0)        # dL/db = Σ dy
-        return (dy2 @ self.params["w"].T).reshape(self.x.shape)   # dL/dx = dy Wᵀ
+        dx, self.grads["w"], db = linear_backward(x2, dy.reshape(-1, dy.shape[-1]), self.params["w"],
+                                                  bias="b" in self.params)
+        if db is not None:
+            self.grads["b"] = db
+        return dx.reshape(self.x.shape)
 
 
 class Embedding(Module):
@@ -125,16 +126,7 @@ class Embedding(Module):
 
     def backward(self, dy):                          # (B, T, C); returns nothing (ints)
         w = self.params["w"]
-        onehot = np.eye(w.shape[0], dtype=w.dtype)[self.idx.reshape(-1)]   # (N, n)
-        self.grads["w"] = onehot.T @ dy.reshape(-1, w.shape[1])           # rows add up
-
-
-@functools.lru_cache(maxsize=None)
-def averager(C, dtype):
-    """The (C, 1) column [1/C, ..., 1/C] (made once per size and dtype; read-only)."""
-    col = np.full((C, 1), 1.0 / C, dtype=dtype)
-    col.flags.writeable = False
-    return col
+        self.grads["w"] = embedding_backward(self.idx.reshape(-1), dy.reshape(-1, w.shape[1]), w.shape[0])
 
 
 class LayerNorm(Module):
@@ -145,28 +137,12 @@ class LayerNorm(Module):
         self.params["g"], self.params["b"] = np.ones(dim), np.zeros(dim)
         self.eps = eps
 
-    @staticmethod
-    def _mean(x):                                    # (..., C) -> (..., 1)
-        # x @ [1/C, ..., 1/C]: a row mean as a matrix product, ~5× faster than x.mean(axis=-1)
-        # for C = 64 (numpy's reduction over a short last axis has a high per-row cost)
-        return x @ averager(x.shape[-1], x.dtype)
-
     def forward(self, x):                            # (..., C)
-        xc = x - self._mean(x)                       # (..., C) centred
-        self.rstd = 1.0 / np.sqrt(self._mean(xc * xc) + self.eps)   # (..., 1)
-        self.xhat = xc * self.rstd                   # (..., C)
-        return self.xhat * self.params["g"] + self.params["b"]
+        y, self.saved = layer_norm(x, self.params["g"], self.params["b"], self.eps)
+        return y
 
     def backward(self, dy):                          # (..., C)
-        C = dy.shape[-1]
-        dy2, xhat2 = dy.reshape(-1, C), self.xhat.reshape(-1, C)
-        self.grads["g"] = (dy2 * xhat2).sum(axis=0)
-        self.grads["b"] = dy2.sum(axis=0)
-        dxhat = dy * self.params["g"]
-        # dx = rstd · (dxhat − mean(dxhat) − xhat · mean(dxhat · xhat))
-        dx = dxhat - self._mean(dxhat)
-        dx -= self.xhat * self._mean(dxhat * self.xhat)
-        dx *= self.rstd
+        dx, self.grads["g"], self.grads["b"] = layer_norm_backward(dy, self.saved, self.params["g"])
         return dx
 
 
@@ -179,36 +155,6 @@ class ReLU(Module):
 
     def backward(self, dy):
         return dy * self.on
-
-
-def attend(q, k, v, mask):
-    """Scaled dot-product attention for q (..., T, hs), k and v (..., S, hs) and an additive
-    mask (T, S) (0 or −inf): y = softmax(q kᵀ/√hs + mask) v (..., T, hs). Returns y and what
-    ``attend_backward`` needs: (q/√hs, k, v, att (..., T, S), y)."""
-    q = np.multiply(q, q.shape[-1] ** -0.5, order="C")   # scale q (smaller than att); a C-ordered copy
-    att = q @ k.swapaxes(-1, -2)                     # (..., T, S)
-    att += mask                                      # causal: no looking ahead
-    att -= att.max(axis=-1, keepdims=True)           # softmax over keys, in place
-    np.exp(att, out=att)
-    att *= 1.0 / att.sum(axis=-1, keepdims=True)
-    y = att @ v                                      # (..., T, hs)
-    return y, (q, k, v, att, y)
-
-
-def attend_backward(dy, saved):
-    """dq, dk, dv from dy (..., T, hs) through ``attend`` (``saved``: its second output)."""
-    q, k, v, att, y = saved                          # q is q/√hs
-    dy = np.ascontiguousarray(dy)                    # (a transposed view: copying is cheaper)
-    datt = dy @ v.swapaxes(-1, -2)                   # (..., T, S)
-    dv = att.swapaxes(-1, -2) @ dy                   # (..., S, hs)
-    # softmax backward: ds = a ⊙ (da − Σ_s a_s da_s), and Σ_s a_s da_s = Σ_s a_s (dy · v_s)
-    # = dy · y, a dot product over hs rather than a sum over S (FlashAttention's trick)
-    ds = datt
-    ds -= np.einsum("...d,...d->...", dy, y)[..., None]
-    ds *= att                                        # masked entries have a = 0
-    dq = ds @ k
-    dq *= q.shape[-1] ** -0.5
-    return dq, ds.swapaxes(-1, -2) @ q, dv           # dq (..., T, hs), dk, dv (..., S, hs)
 
 
 class CausalSelfAttention(Module):
@@ -546,17 +492,12 @@ class Adam:
         b1, b2 = self.betas
         self.t += 1
         grads = model.named_grads()
-        scale = 1.0
-        if self.grad_clip:
-            norm = np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads.values()))
-            scale = min(1.0, self.grad_clip / (norm + 1e-12))
+        norm = np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads.values()))
+        scale = clip_scale(norm, self.grad_clip)
         for name, mod, k in model.named_params():
             g = grads[name] * scale
             if name not in self.m:
                 self.m[name], self.v[name] = np.zeros_like(g), np.zeros_like(g)
-            self.m[name] = b1 * self.m[name] + (1 - b1) * g                  # 1st moment
-            self.v[name] = b2 * self.v[name] + (1 - b2) * g * g              # 2nd moment
-            mhat = self.m[name] / (1 - b1 ** self.t)
-            vhat = self.v[name] / (1 - b2 ** self.t)
-            mod.params[k] = (mod.params[k] - lr * mhat / (np.sqrt(vhat) + self.eps)).astype(model.dtype)
-
+            p, self.m[name], self.v[name] = adam_update(mod.params[k], g, self.m[name], self.v[name], lr,
+                                                        1 - b1 ** self.t, 1 - b2 ** self.t, self.betas, self.eps)
+            mod.params[k] = p.astype(model.dtype)

@@ -1,7 +1,9 @@
 r"""The speed path of the tiny model: R independent runs of ``toy.tinylm.model.TinyLM`` at once.
 
 ``model.py`` is the textbook: one model, one layer per class, a forward that keeps what its
-backward needs. This module computes the *same layers* for R runs together: every parameter
+backward needs. This module calls the *same equations* (``layers.py``: ``linear``,
+``layer_norm``, ``attend``, their backwards, ``adam_update``) for R runs together, with rows
+laid out as ``StackRows`` says: every parameter
 gets a leading run axis (``Stack``: ``params[name]`` is (R, ...)), every activation is
 (R, rows, C), and one numpy call (one ``np.matmul`` on the stack, ...) serves every run, so the
 per-call cost of numpy is paid once a step, not once a run. (At this model's sizes a step of
@@ -35,7 +37,9 @@ plain loop): a Python float keeps a float32 array float32, a numpy float64 scala
 """
 import numpy as np
 
-from .model import TinyLM, averager, draw_tokens, attend, attend_backward
+from .layers import (adam_update, attend, attend_backward, averager, clip_scale, embedding_backward, layer_norm,
+                     layer_norm_backward, linear, linear_backward)
+from .model import TinyLM, draw_tokens
 from .task import EOS, PROMPT_LEN
 
 __all__ = ["ROW_PAD", "ROW_ALIGN", "Stack", "Layout", "forward", "backward", "generate", "sample", "StackAdam"]
@@ -71,56 +75,58 @@ class Stack:
         return m.load_state_dict({n: self.params[n][r].copy() for n in self.names})
 
 
+class StackRows:
+    """The stack's rows, for ``model.py``'s layer equations: activations are (R, N, C), each run's
+    N rows its own. A row mean is one matrix product over every run's rows at once (flat); a sum
+    over rows is taken per run, and a weight's gradient Σ_rows xᵀ dy over exactly the run's own
+    rows ``own[r]`` (slices), in order: what keeps a run among others equal to the run alone."""
+
+    def __init__(self, own=None):
+        self.own = own
+
+    @staticmethod
+    def mean(x):                                                  # (..., C) → (..., 1)
+        C = x.shape[-1]
+        return (x.reshape(-1, C) @ averager(C, x.dtype)).reshape(x.shape[:-1] + (1,))
+
+    @staticmethod
+    def total(x):                                                 # (R, N, C) → (R, C); pad rows are 0
+        return x.sum(axis=1)
+
+    def xty(self, x, dy):                                         # (R, N, n_in), (R, N, n_out) → (R, n_in, n_out)
+        out = np.zeros((len(self.own), x.shape[-1], dy.shape[-1]), dy.dtype)
+        for r, rows in enumerate(self.own):
+            for i, sl in enumerate(rows):
+                if i:
+                    out[r] += x[r, sl].T @ dy[r, sl]
+                else:
+                    np.matmul(x[r, sl].T, dy[r, sl], out=out[r])
+        return out
+
+
 def _lin(x, st, name, bias=True):
-    """y = x W + b for every run: x (R, N, n_in) → (R, N, n_out)."""
-    y = x @ st.params[name + ".w"]
+    """``model.linear`` for every run: x (R, N, n_in) → (R, N, n_out)."""
+    return linear(x, st.params[name + ".w"], st.params[name + ".b"][:, None, :] if bias else None)
+
+
+def _lin_grads(st, name, x, dy, rows, bias=True):
+    """``model.linear_backward`` for every run: dL/dW, dL/db into ``st.grads``; returns dL/dx."""
+    dx, st.grads[name + ".w"], db = linear_backward(x, dy, st.params[name + ".w"], rows, bias)
     if bias:
-        y += st.params[name + ".b"][:, None, :]
-    return y
+        st.grads[name + ".b"] = db
+    return dx
 
 
-def _lin_grads(st, name, x, dy, own, bias=True):
-    """dL/dW, dL/db of ``_lin`` and dL/dx (R, N, n_in). ``own[r]``: run r's rows, as slices
-    (its sum over rows is taken slice by slice, in order, alone or not)."""
-    gw = np.zeros_like(st.params[name + ".w"])
-    for r, rows in enumerate(own):
-        for i, sl in enumerate(rows):
-            if i:
-                gw[r] += x[r, sl].T @ dy[r, sl]
-            else:
-                np.matmul(x[r, sl].T, dy[r, sl], out=gw[r])
-    st.grads[name + ".w"] = gw
-    if bias:
-        st.grads[name + ".b"] = dy.sum(axis=1)                  # pad rows are 0: the sum is the run's
-    return dy @ st.params[name + ".w"].swapaxes(-1, -2)
-
-
-def _mean(x):
-    """Row means (..., 1) over the last axis, as one matrix product with [1/C, ..., 1/C]."""
-    C = x.shape[-1]
-    return (x.reshape(-1, C) @ averager(C, x.dtype)).reshape(x.shape[:-1] + (1,))
-
-
-def _ln(x, g, b, eps=1e-5):
-    """LayerNorm over the last axis, per run: returns y and what ``_ln_backward`` needs."""
-    xc = x - _mean(x)
-    rstd = 1.0 / np.sqrt(_mean(xc * xc) + eps)
-    xc *= rstd                                                    # x̂, in place
-    y = xc * g[:, None, :]
-    y += b[:, None, :]
-    return y, (xc, rstd)
+def _ln(x, st, name):
+    """``model.layer_norm`` for every run: returns y and what ``_ln_backward`` needs."""
+    return layer_norm(x, st.params[name + ".g"][:, None, :], st.params[name + ".b"][:, None, :], rows=StackRows)
 
 
 def _ln_backward(st, name, dy, saved):
-    xhat, rstd = saved
-    st.grads[name + ".g"] = (dy * xhat).sum(axis=1)
-    st.grads[name + ".b"] = dy.sum(axis=1)
-    dxhat = dy * st.params[name + ".g"][:, None, :]
-    m2 = _mean(dxhat * xhat)
-    dxhat -= _mean(dxhat)                                         # dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))
-    dxhat -= xhat * m2
-    dxhat *= rstd
-    return dxhat
+    """``model.layer_norm_backward`` for every run: dL/dg, dL/db into ``st.grads``; returns dL/dx."""
+    dx, st.grads[name + ".g"], st.grads[name + ".b"] = layer_norm_backward(
+        dy, saved, st.params[name + ".g"][:, None, :], rows=StackRows)
+    return dx
 
 
 # ----------------------------------------------------------------------------- training rows
@@ -191,7 +197,7 @@ def forward(st, lay):
     for i in range(cfg.n_layer):
         b = f"h.{i}."
         t = {}
-        a, t["ln1"] = _ln(x, st.params[b + "ln1.g"], st.params[b + "ln1.b"])
+        a, t["ln1"] = _ln(x, st, b + "ln1")
         t["a"] = a
         qkv = _lin(a, st, b + "attn.qkv")                                       # (R, N, 3C)
         qp, kp, vp = qkv[:, :lay.n_pre].reshape(R, B0, P, 3, nh, hs).transpose(3, 0, 1, 4, 2, 5)
@@ -205,7 +211,7 @@ def forward(st, lay):
         y[:, lay.c0:] = ys.transpose(0, 1, 3, 2, 4).reshape(R, U * S, C)
         t["y"] = y
         x += _lin(y, st, b + "attn.proj")
-        m, t["ln2"] = _ln(x, st.params[b + "ln2.g"], st.params[b + "ln2.b"])
+        m, t["ln2"] = _ln(x, st, b + "ln2")
         t["m"] = m
         hid = _lin(m, st, b + "mlp.fc")
         t["on"] = hid > 0
@@ -213,7 +219,7 @@ def forward(st, lay):
         t["hid"] = hid
         x += _lin(hid, st, b + "mlp.proj")
         tape["blocks"].append(t)
-    h, tape["ln_f"] = _ln(x, st.params["ln_f.g"], st.params["ln_f.b"])
+    h, tape["ln_f"] = _ln(x, st, "ln_f")
     tape["h"] = h
     logits = _lin(h, st, "lm_head", bias=False)                                 # (R, N, V)
     last = logits[:, P - 1:lay.n_pre:P]                                         # (R, B0, V) position P−1
@@ -239,7 +245,7 @@ def backward(st, lay, tape, drows, dvalues=None):
     dlogits = np.zeros((R, lay.N, V), st.dtype)
     dlogits[:, P - 1:lay.n_pre:P] = _group_sum(lay, drows[:, :, 0], np.zeros((R, B0, V), st.dtype))
     dlogits[:, lay.c0:] = drows[:, :, 1:].reshape(R, U * S, V)
-    own = lay.own
+    own = StackRows(lay.own)
     dh = _lin_grads(st, "lm_head", tape["h"], dlogits, own, bias=False)
     if st.has_value_head:
         dval = np.zeros((R, lay.N, 1), st.dtype)
@@ -271,12 +277,7 @@ def backward(st, lay, tape, drows, dvalues=None):
     gpos[:, :P] = dx[:, :lay.n_pre].reshape(R, B0, P, C).sum(axis=1)
     gpos[:, P:P + S] = dx[:, lay.c0:].reshape(R, U, S, C).sum(axis=1)
     st.grads["wpe.w"] = gpos
-    eye = np.eye(st.params["wte.w"].shape[1], dtype=st.dtype)
-    gtok = np.zeros_like(st.params["wte.w"])
-    for r, rows in enumerate(own):
-        for sl in rows:
-            gtok[r] += eye[lay.tokens[r, sl]].T @ dx[r, sl]                    # rows add up
-    st.grads["wte.w"] = gtok
+    st.grads["wte.w"] = embedding_backward(lay.tokens, dx, st.params["wte.w"].shape[1], own)
 
 
 def _group_sum(lay, a, out):
@@ -313,15 +314,15 @@ def _decode(st, tokens, positions, kv, pos):
     mask = _mask(cfg, pos, T, pos + T)
     for i, cache in enumerate(kv):
         b = f"h.{i}."
-        a, _ = _ln(x, st.params[b + "ln1.g"], st.params[b + "ln1.b"])
+        a, _ = _ln(x, st, b + "ln1")
         q, k, v = _lin(a, st, b + "attn.qkv").reshape(R, B, T, 3, nh, hs).transpose(3, 0, 1, 4, 2, 5)
         cache["k"][:, :, :, pos:pos + T] = k
         cache["v"][:, :, :, pos:pos + T] = v
         y, _ = attend(q, cache["k"][:, :, :, :pos + T], cache["v"][:, :, :, :pos + T], mask)
         x += _lin(y.transpose(0, 1, 3, 2, 4).reshape(R, B * T, C), st, b + "attn.proj")
-        m, _ = _ln(x, st.params[b + "ln2.g"], st.params[b + "ln2.b"])
+        m, _ = _ln(x, st, b + "ln2")
         x += _lin(np.maximum(_lin(m, st, b + "mlp.fc"), 0), st, b + "mlp.proj")
-    h, _ = _ln(x, st.params["ln_f.g"], st.params["ln_f.b"])                    # every row: see ROW_PAD
+    h, _ = _ln(x, st, "ln_f")                    # every row: see ROW_PAD
     return _lin(h, st, "lm_head", bias=False).reshape(R, B, T, -1)[:, :, -1]   # (R, B, V)
 
 
@@ -426,28 +427,20 @@ class StackAdam:
         for name in st.names:                                                  # Adam's order: parameter by parameter
             g = st.grads[name][runs].astype(np.float64)
             norm2 = norm2 + (g * g).reshape(len(runs), -1).sum(axis=1)
-        shape = (len(runs),) + (1,) * (st.params[st.names[0]].ndim - 1)
         scale, lr, c1, c2 = [], [], [], []
         for j, r in enumerate(runs):
-            s = 1.0
-            if self.grad_clip[r]:
-                s = min(1.0, self.grad_clip[r] / (float(np.sqrt(norm2[j])) + 1e-12))
             t = int(self.t[r])
-            scale.append(s), lr.append(self.lr[r]), c1.append(1 - b1 ** t), c2.append(1 - b2 ** t)
-        f = st.dtype.type                                                      # Python floats act as this dtype
+            scale.append(clip_scale(float(np.sqrt(norm2[j])), self.grad_clip[r]))
+            lr.append(self.lr[r]), c1.append(1 - b1 ** t), c2.append(1 - b2 ** t)
         scale, lr, c1, c2 = (np.array(a, st.dtype) for a in (scale, lr, c1, c2))
         for name in st.names:
             p = st.params[name]
             sh = (len(runs),) + (1,) * (p.ndim - 1)
-            g = st.grads[name][runs] * scale.reshape(sh)
             if name not in self.m:
                 self.m[name], self.v[name] = np.zeros_like(p), np.zeros_like(p)
-            m = f(b1) * self.m[name][runs] + f(1 - b1) * g
-            v = f(b2) * self.v[name][runs] + f(1 - b2) * g * g
-            self.m[name][runs], self.v[name][runs] = m, v
-            mhat = m / c1.reshape(sh)
-            vhat = v / c2.reshape(sh)
-            p[runs] = p[runs] - lr.reshape(sh) * mhat / (np.sqrt(vhat) + f(self.eps))
+            p[runs], self.m[name][runs], self.v[name][runs] = adam_update(
+                p[runs], st.grads[name][runs] * scale.reshape(sh), self.m[name][runs], self.v[name][runs],
+                lr.reshape(sh), c1.reshape(sh), c2.reshape(sh), self.betas, self.eps)
 
 
 # ----------------------------------------------------------------------------- one model

@@ -15,7 +15,6 @@ the same three steps a batch; only step 2 differs:
 ``toy.tinylm.many.train_rl_many`` trains R runs at once (the speed path every cached and recorded
 run goes through); ``tests/test_tinylm_many.py`` shows each of its runs equals ``train_rl``.
 """
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,9 +25,9 @@ from .._check_args import (as_array, flag, function, generator, has_methods, ins
                            integer, one_of, real, seed as check_seed)
 from .._check_args import checked, config_fields
 from . import runs
-from ..progress import Progress
 from .model import Adam, ModelConfig, TinyLM, token_logprobs, token_logprobs_backward
-from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_CHAIN_ACC, TEACHER_ERROR_RATE,
+from .records import Records, close_bar, progress_bar
+from .task import (EOS, MAX_ANSWER_LEN, N_DIGITS, PROMPT_LEN, TEACHER_ERROR_RATE,
                    check_digits, decode_rows, encode, make_prompts, prompts_of, teacher_answers,
                    verify_tokens)
 
@@ -128,18 +127,6 @@ def train_sft(cfg=None, callback=None, progress=None):
         bar.update()
     close_bar(progress, bar)
     return model, hist
-
-
-def progress_bar(progress, total, what, unit):
-    """The bar to count with: ``progress`` itself, a new ``Progress`` (None), or a silent one (False)."""
-    if progress is None:
-        return Progress(total, what, unit)
-    return progress if progress is not False else Progress(total, what, unit, after=float("inf"))
-
-
-def close_bar(progress, bar):
-    if progress is None:
-        bar.close()
 
 
 # ============================================================================ RL
@@ -404,15 +391,15 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
     ref, policy = policy.copy(), policy.copy()                             # π_ref: the start, kept
     if ppo:
         policy.add_value_head()                                            # PPO's critic V(s_t)
-    opt, history, t0 = Adam(cfg.lr, grad_clip=cfg.grad_clip), {}, time.time()
-    bar = progress_bar(progress, cfg.steps, cfg.algo, "steps")
+    opt, log = Adam(cfg.lr, grad_clip=cfg.grad_clip), Records(cfg, prompt_sampler, callback, verbose, progress)
     for step in range(cfg.steps):
         # 1. sample G answers to each of n_prompts problems and score them (the verifier, or reward_fn)
         digits = draw_problems(cfg, rng, prompt_sampler)
         ro = rollout(policy, digits, cfg.G, rng, cfg.temperature, reward_fn)
-        rec, ref_logp, old_logp = sample_record(ro, cfg.algo, prompt_sampler), None, None
+        log.sampled(ro)
         # 2. advantages: one per answer from its group's G rewards (RFT keeps the accepted answers) ...
         x, y, mask = ro.seqs[:, :-1], ro.seqs[:, 1:], ro.mask                  # inputs, next tokens, answer tokens
+        ref_logp = old_logp = None
         if not ppo:
             adv = rl.advantages(ro.reward.reshape(-1, cfg.G), cfg.algo).ravel()   # (B·G,)
             keep = adv > 0 if cfg.algo == "rft" else slice(None)
@@ -421,13 +408,14 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
             ref_logp = token_logprobs(ref.forward(x), y)[0]                # log π_ref
         if ppo:                                                            # ... or (PPO) per token, on V(s_t)
             logits, values = policy.forward(x, value=True)
-            old_logp = token_logprobs(logits, y)[0]
-            r = ro.reward if cfg.kl_coef == 0 else lm_ppo_reward(ro.reward, old_logp - ref_logp, mask, cfg, rec)
+            old_logp, r = token_logprobs(logits, y)[0], ro.reward
+            if cfg.kl_coef > 0:                                            # LM-PPO: r_t = −β·KL_t, + the score at the end
+                r = log.shaped(ro.reward, rl.kl_shaped_rewards(old_logp - ref_logp, ro.reward, mask, cfg.kl_coef,
+                                                               cfg.kl_clamp))
             ret, adv = rl.ppo_targets(r, values, mask)
         elif cfg.n_minibatches > 1 and len(x):
             old_logp = token_logprobs(policy.forward(x), y)[0]             # π_old before the first step
         # 3. update: μ epochs, each one Adam step on rl.policy_loss (+ PPO's value loss) per minibatch
-        stats = []
         for _ in range(cfg.mu if len(x) else 0):
             for i in minibatches(len(x), cfg.n_minibatches, rng):
                 logits, values = policy.forward(x[i], value=True) if ppo else (policy.forward(x[i]), None)
@@ -441,12 +429,9 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
                 vloss, dvalues = rl.value_loss(values, ret[i], mask[i], cfg.vf_coef) if ppo else (None, None)
                 policy.backward(token_logprobs_backward(probs, y[i], dlogp), dvalues)
                 opt.step(policy)
-                stats.append(update_stats(loss, vloss, logp, old_logp[i], adv[i], mask[i], ref_i, cfg))
-        rec.update(mean_stats(stats, cfg, ppo), time=time.time() - t0)
-        log_step(history, step, rec, callback, verbose)
-        bar.update()
-    close_bar(progress, bar)
-    return policy, history
+                log.updated(loss, vloss, logp, old_logp[i], adv[i], mask[i], ref_i)
+        log.end_step(step)
+    return policy, log.close()
 
 
 def draw_problems(cfg, rng, prompt_sampler=None):
@@ -468,91 +453,3 @@ def minibatches(n_rows, n, rng):
 def entropy(probs):
     """H = −Σ_v π_v log π_v of each next-token distribution, probs (..., V) → (...)."""
     return -(probs * np.log(np.where(probs > 0, probs, 1))).sum(axis=-1)
-
-
-def lm_ppo_reward(reward, kl, mask, cfg, rec):
-    """LM-PPO's (AlpacaFarm) per-token reward, ``rl.kl_shaped_rewards`` (β = ``kl_coef``,
-    KL_t = log π_old − log π_ref on the sampled tokens), recording ``score``, ``total_reward``
-    and ``kl_reward`` (the mean over answers of Σ_t −β·KL_t) in ``rec``."""
-    tok_r = rl.kl_shaped_rewards(kl, reward, mask, cfg.kl_coef, cfg.kl_clamp)  # (N, T)
-    total = tok_r.sum(axis=1)                                                  # (N,)
-    rec.update(score=float(reward.mean()), total_reward=float(total.mean()),
-               kl_reward=float((total - reward).mean()))
-    return tok_r
-
-
-def update_stats(loss, vloss, logp, old_logp, adv, mask, ref_logp, cfg):
-    """What one update records: ``loss`` (+ ``vf_coef`` × ``value_loss``), ``clip_frac`` (the share
-    of the tokens whose gradient the surrogate changes from the unclipped ρA: clipped to 0, or,
-    CISPO, capped; GSPO: by its sequence ratio), ``kl`` (β > 0: the token mean of k3), and, when a
-    batch is used more than once (μ > 1 or minibatches), ``ratio_dev`` (the mean of |ρ − 1|) and
-    ``ratio_max`` over the tokens with A ≠ 0 (those the surrogate moves; 0 and 1 if none)."""
-    m = np.asarray(mask, dtype=float)
-    a = np.broadcast_to(adv[:, None] if adv.ndim == 1 else adv, logp.shape)
-    ratio = np.exp(logp - old_logp)                                            # (N, T)
-    if cfg.ratio_level == "sequence":
-        ratio = np.broadcast_to(np.exp(rl.sequence_log_ratio(logp, old_logp, m))[:, None], logp.shape)
-    if cfg.loss_mode == "cispo":
-        touched = (rl.cispo_weight(ratio, cfg.eps_low, cfg.eps_high if cfg.eps_high is not None else cfg.eps_low)
-                   != ratio) & (a != 0)
-    else:
-        touched = (rl.two_sided_surrogate_grad(ratio, a, cfg.eps_low, cfg.eps_high, cfg.delta) == 0) & (a != 0)
-    out = {"loss": loss + (cfg.vf_coef * vloss if vloss is not None else 0), "clip_frac": float((touched * m).sum() / m.sum())}
-    if cfg.beta > 0:
-        out["kl"] = float((rl.kl_k3.equation(ref_logp - logp) * mask).sum() / mask.sum())   # in the model's dtype
-    if vloss is not None:
-        out["value_loss"] = vloss
-    if cfg.mu > 1 or cfg.n_minibatches > 1:
-        used = m * (a != 0)
-        out.update(ratio_dev=float((np.abs(ratio - 1) * used).sum() / max(used.sum(), 1)),
-                   ratio_max=float(np.max(np.where(used > 0, ratio, 1))))
-    return out
-
-
-def mean_stats(stats, cfg, ppo):
-    """A step's record of its updates: the mean of each of ``update_stats``'s values (``ratio_max``:
-    the largest); NaN if the step took no update (RFT with no answer accepted)."""
-    keys = (["loss", "clip_frac"] + ["kl"] * (cfg.beta > 0) + ["value_loss"] * ppo
-            + ["ratio_dev", "ratio_max"] * (cfg.mu > 1 or cfg.n_minibatches > 1))
-    return {k: float((np.max if k == "ratio_max" else np.mean)([s[k] for s in stats])) if stats else float("nan")
-            for k in keys}
-
-
-def sample_record(ro, algo, prompt_sampler=None):
-    """What step 1 sampled: the mean ``reward`` (the verifier's, or ``reward_fn``'s), the
-    verifier's ``accuracy``, the answers' format and length, the share of groups with no signal
-    (``degenerate``: their G rewards all equal, ``toy.rl.mixed_groups``; ``all_right``/``all_wrong``
-    split it) and, for the group algorithms, ``mean_abs_adv`` (the mean |A| of the answers).
-    A curriculum (a ``prompt_sampler`` with ``update``) learns the success rates from the rewards."""
-    R = ro.reward.reshape(-1, ro.G)                                           # (B, G)
-    if hasattr(prompt_sampler, "update"):
-        prompt_sampler.update(R)
-    flat = ~rl.mixed_groups(R)                                                # (B,) all equal
-    n_think = ro.think.sum()
-    rec = {
-        "reward": float(ro.reward.mean()),
-        "accuracy": float(ro.correct.mean()),
-        "think_share": float(ro.think.mean()),
-        "mean_length": float(ro.length.mean()),
-        "chain_acc": float(ro.chain_ok.sum() / n_think) if n_think else float("nan"),
-        "teacher_chain_acc": TEACHER_CHAIN_ACC,
-        "degenerate": float(np.mean(flat)),
-        "all_right": float(np.mean(flat & (R[:, 0] == 1))),
-        "all_wrong": float(np.mean(flat & (R[:, 0] == 0))),
-    }
-    if algo != "ppo":                                                         # PPO's A is per token (step 2)
-        rec["mean_abs_adv"] = float(np.abs(rl.advantages(R, algo)).mean())
-    return rec
-
-
-def log_step(history, step, rec, callback, verbose):
-    """Append a step's record to ``history``; call ``callback(step, rec)``; print it if ``verbose``."""
-    for k, v in rec.items():
-        history.setdefault(k, []).append(v)
-    if callback:
-        callback(step, rec)
-    if verbose:
-        print(f"step {step:3d}  acc {rec['accuracy']:.3f}  think {rec['think_share']:.3f}  "
-              f"chain {rec['chain_acc']:.3f}  len {rec['mean_length']:.1f}  "
-              f"all-right {rec['all_right']:.2f}  all-wrong {rec['all_wrong']:.2f}  "
-              f"{rec['time']:.1f}s", flush=True)
