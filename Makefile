@@ -122,7 +122,7 @@ evidence: $(STAMP)
 # the book's; ≈ 10 min after a training-code change, seconds when recorded), its findings kept in
 # evidence/fresh/, then the ledger re-executed in place to show, row by row, whether each one replicated.
 # make evidence does this too.
-FRESH_LEDGERS := notebooks/part3/s07_ledger.ipynb
+FRESH_LEDGERS := notebooks/part1/s12_ledger.ipynb notebooks/part2/s07_ledger.ipynb notebooks/part3/s07_ledger.ipynb
 
 fresh: $(STAMP)
 	RL_BY_HAND_EVIDENCE=record $(PY) scripts/fresh.py $(FRESH_LEDGERS)
