@@ -119,10 +119,11 @@ evidence: $(STAMP)
 
 # make fresh: the ledgers' rows on seeds and warm-ups the book never used (toy.seeds, scripts/fresh.py): each
 # ledger executed with RL_BY_HAND_SEEDS=fresh in a scratch copy (its Part III runs recorded in evidence/ like
-# the book's; ≈ 10 min after a training-code change, seconds when recorded), its findings kept in
+# the book's; ≈ 10 min after a training-code change, seconds when recorded; Parts I and II ≈ 1 min, nothing
+# recorded), its findings kept in
 # evidence/fresh/, then the ledger re-executed in place to show, row by row, whether each one replicated.
 # make evidence does this too.
-FRESH_LEDGERS := notebooks/part3/s07_ledger.ipynb
+FRESH_LEDGERS := notebooks/part1/s12_ledger.ipynb notebooks/part2/s07_ledger.ipynb notebooks/part3/s07_ledger.ipynb
 
 fresh: $(STAMP)
 	RL_BY_HAND_EVIDENCE=record $(PY) scripts/fresh.py $(FRESH_LEDGERS)

@@ -213,18 +213,20 @@ def test_fresh_seeds_keeps_the_verdicts_then_marks_each_row(tmp_path, monkeypatc
         led.fresh_seeds("part9")
 
 
-@pytest.mark.parametrize("name, notebook", [("part3", "notebooks/part3/s07_ledger.ipynb")])
-def test_every_committed_ledger_row_was_replicated_on_fresh_seeds(name, notebook):
+@pytest.mark.parametrize("name, notebook, uuid", [("part1", "notebooks/part1/s12_ledger.ipynb", "ledger"),
+                                                  ("part2", "notebooks/part2/s07_ledger.ipynb", "ledger"),
+                                                  ("part3", "notebooks/part3/s07_ledger.ipynb", "ledger_experiment")])
+def test_every_committed_ledger_row_was_replicated_on_fresh_seeds(name, notebook, uuid):
     """``make fresh`` ran after the ledger's rows last changed: every experimental row of the
-    committed table has a fresh-seeds finding (none 'not run'), and the kept file names exactly
-    the committed rows (a row renamed or added since is caught)."""
+    committed table (the one whose HTML id is ``T_<uuid>``) has a fresh-seeds finding (none 'not
+    run'), and the kept file names exactly the committed rows (a row renamed or added since is caught)."""
     import html
     import json
     import pathlib
     root = pathlib.Path(__file__).resolve().parents[1]
     nb = json.loads((root / notebook).read_text())
     page = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", [])
-                   if "T_ledger_experiment" in "".join(o.get("data", {}).get("text/html", "")))
+                   if f'id="T_{uuid}"' in "".join(o.get("data", {}).get("text/html", "")))
     header = [html.unescape(h) for h in re.findall(r'class="col_heading level0 col\d+" >([^<]*)</th>', page)]
     assert "fresh seeds" in header, "the ledger shows no fresh-seeds column: run make fresh"
     col = header.index("fresh seeds")
