@@ -249,13 +249,13 @@ def sequence_log_ratio(logp, old_logp, mask):
     return ((lp - old) * m).sum(axis=1) / m.sum(axis=1)    # ÷ |o_i|
 
 
-def _check_cap(cap, eps_low):
-    """CISPO's absolute cap (None: 1 + ε_high): > 0, and not below the lower bound 1 − ε_low."""
+def _check_cap(cap, eps_low, name):
+    """CISPO's absolute cap (None: 1 + ε_high): > 0, and not below the lower bound 1 − ε_low (checked)."""
     if cap is None:
         return None
-    cap = positive(cap, "cispo_cap")
+    cap = positive(cap, name)
     if eps_low is not None and cap < 1 - eps_low:
-        raise ValueError(f"cispo_cap must be >= the lower bound 1 - eps_low = {1 - eps_low:g} "
+        raise ValueError(f"{name} must be >= the lower bound 1 - eps_low = {1 - eps_low:g} "
                          f"(TRL has none: eps_low=None, or 1.0 in a config), got {cap}")
     return cap
 
@@ -266,7 +266,7 @@ def _check_cispo_weight(ratio, eps_low, eps_high, cap):
         raise ValueError("ratio must be >= 0 (it is a ratio of probabilities)")
     eps_low = None if eps_low is None else real(eps_low, "eps_low", 0, 1)
     eps_high = None if eps_high is None and cap is not None else nonneg(eps_high, "eps_high")   # the cap replaces it
-    return {"ratio": r, "eps_high": eps_high, "eps_low": eps_low, "cap": _check_cap(cap, eps_low)}
+    return {"ratio": r, "eps_high": eps_high, "eps_low": eps_low, "cap": _check_cap(cap, eps_low, "cap")}
 
 
 @checked(_check_cispo_weight)
@@ -474,7 +474,9 @@ def _check_policy_loss(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, 
     if loss_mode == "cispo":
         if eps_low is None and eps_high is None and cispo_cap is None:
             raise ValueError("eps_high must be given when eps_low is None (CISPO's weight needs a cap)")
-        new["cispo_cap"] = _check_cispo_weight(1.0, eps_low, eps_low if eps_high is None else eps_high, cispo_cap)["cap"]
+        lo = None if eps_low is None else real(eps_low, "eps_low", 0, 1)
+        new["cispo_cap"] = _check_cap(cispo_cap, lo, "cispo_cap")
+        _check_cispo_weight(1.0, eps_low, eps_low if eps_high is None else eps_high, new["cispo_cap"])
     else:
         new.update(_check_eps(eps_low, eps_high))
     new["beta"] = beta = nonneg(beta, "beta")
