@@ -131,11 +131,11 @@ def trl_high_entropy_mask(entropies, mask, top_entropy_quantile, steps):
     for i in range(steps):                                                        # utils.py:1079-1083
         ent, m = entropies[i * chunk_size:(i + 1) * chunk_size], mask[i * chunk_size:(i + 1) * chunk_size]
         gathered = ent[m.astype(bool)].astype(np.float32)                         # :1397 (.float()), one process
-        if gathered.size == 0:                                                    # :1409-1410
+        if gathered.size == 0:                                                    # :1410-1411
             out.append(np.zeros(ent.shape, bool))
             continue
-        entropy_threshold = np.quantile(gathered, 1 - top_entropy_quantile)      # :1412, torch.quantile: linear
-        out.append(((ent * m) >= entropy_threshold) & m.astype(bool))             # :1413-1416
+        entropy_threshold = np.quantile(gathered, 1 - top_entropy_quantile)      # :1413, torch.quantile: linear
+        out.append(((ent * m) >= entropy_threshold) & m.astype(bool))             # :1414-1416
     return np.concatenate(out)
 
 
