@@ -1,5 +1,5 @@
-"""The loss variants of toy.rl (GSPO, CISPO, "bnpo", δ, high-entropy tokens, the importance-weighted
-KL) against finite differences and against the libraries' own formulas, transcribed to numpy from
+"""The loss variants of toy.rl (GSPO, CISPO and its cap below 1, SAPO, "bnpo", δ, high-entropy tokens,
+per batch and per micro-batch, the importance-weighted KL) against finite differences and against the libraries' own formulas, transcribed to numpy from
 the released wheels (trl 1.16.0, verl 0.9.1; file:line at each transcription). A `.detach()` in the
 library code is a constant here: the library's autograd gradient is the finite difference of its
 loss with the detached quantities frozen at the evaluation point."""
@@ -24,8 +24,8 @@ def batch(seed=0, N=4, T=6, spread=0.3):
 # ----------------------------------------------------------------------------- library formulas
 # TRL 1.16.0, trl/trainer/grpo_trainer.py, GRPOTrainer._compute_loss
 def trl_loss(lp, old, adv, mask, *, loss_type="grpo", level="token", eps_low=0.2, eps_high=0.2, delta=None,
-             cispo=False, beta=0.0, ref=None, bias_correction=True, entropy_mask=None, max_completion_length=None,
-             micro_batch=None, frozen=None):
+             cispo=False, sapo=False, tau_pos=1.0, tau_neg=1.05, beta=0.0, ref=None, bias_correction=True,
+             entropy_mask=None, max_completion_length=None, micro_batch=None, frozen=None):
     """TRL's loss for one generation batch. ``frozen``: the log π at which `.detach()`ed factors are
     evaluated (default: ``lp`` itself)."""
     frozen = lp if frozen is None else frozen
@@ -45,6 +45,10 @@ def trl_loss(lp, old, adv, mask, *, loss_type="grpo", level="token", eps_low=0.2
             ((frozen - old) * mask).sum(-1) / mask.sum(-1))[:, None]
         clamped = np.minimum(np.exp(frozen_log_w), eps_high)                      # .detach()
         per_token_loss = -clamped * A * lp
+    elif sapo:                                                                    # :3121-3124
+        temperatures = np.where(A > 0, tau_pos, tau_neg) * np.ones_like(coef_1)   # sapo_temperature_pos/_neg
+        soft_coef_1 = 1 / (1 + np.exp(-temperatures * (coef_1 - 1))) * 4 / temperatures
+        per_token_loss = -soft_coef_1 * A
     else:                                                                         # :3112-3120
         coef_2 = np.clip(coef_1, 1 - eps_low, 1 + eps_high)
         if delta is not None:
@@ -55,7 +59,7 @@ def trl_loss(lp, old, adv, mask, *, loss_type="grpo", level="token", eps_low=0.2
         per_token_loss = per_token_loss * entropy_mask
     if beta != 0.0:                                                               # :3149-3150
         per_token_loss = per_token_loss + beta * per_token_kl
-    if loss_type == "grpo":                                                       # :3153-3157
+    if loss_type in ("grpo", "sapo"):                                             # :3153-3157
         return ((per_token_loss * mask).sum(-1) / np.maximum(mask.sum(-1), 1.0)).mean()
     if loss_type == "bnpo":   # :3158-3162, one micro-batch per device step, ÷ gradient-accumulation steps
         chunks = range(0, len(mask), micro_batch)
@@ -110,6 +114,40 @@ def verl_cispo(lp, old, adv, mask, clip_low=0.2, clip_high=0.2, mode="token-mean
     return verl_agg(-clipped_ratio_sg * adv[:, None] * lp, mask, mode)            # :2084
 
 
+def trl_epsilon_high(epsilon=0.2, epsilon_high=None):
+    """GRPOTrainer.__init__, trl/trainer/grpo_trainer.py:945-946 (GRPOConfig defaults: epsilon = 0.2,
+    grpo_config.py:693-695; epsilon_high = None, :705-706): the value CISPO's weight is clamped at (:3110)."""
+    epsilon_low = epsilon                                                         # noqa: F841 (unused by cispo)
+    return epsilon_high if epsilon_high is not None else epsilon
+
+
+def trl_high_entropy_mask(entropies, mask, top_entropy_quantile, steps):
+    """TRL's entropy mask of one generation batch cut into ``steps`` micro-batches: split_tensor_dict
+    (trl/trainer/utils.py:1077-1083, equal consecutive chunks) after _prepare_inputs shuffles the rows
+    (grpo_trainer.py:1543-1544; here the rows are already in their shuffled order), then, per
+    micro-batch, get_high_entropy_mask (grpo_trainer.py:1380-1416) with 1 - top_entropy_quantile (:3050)."""
+    chunk_size = entropies.shape[0] // steps                                      # utils.py:1077
+    out = []
+    for i in range(steps):                                                        # utils.py:1079-1083
+        ent, m = entropies[i * chunk_size:(i + 1) * chunk_size], mask[i * chunk_size:(i + 1) * chunk_size]
+        gathered = ent[m.astype(bool)].astype(np.float32)                         # :1397 (.float()), one process
+        if gathered.size == 0:                                                    # :1410-1411
+            out.append(np.zeros(ent.shape, bool))
+            continue
+        entropy_threshold = np.quantile(gathered, 1 - top_entropy_quantile)      # :1413, torch.quantile: linear
+        out.append(((ent * m) >= entropy_threshold) & m.astype(bool))             # :1414-1416
+    return np.concatenate(out)
+
+
+def verl_sapo(lp, old, adv, mask, tau_pos=1.0, tau_neg=1.05):
+    A = adv[:, None] * np.ones_like(mask)             # compute_policy_loss_sapo, :1622-1704
+    gate_function = lambda x, tau: 1 / (1 + np.exp(-tau * (x - 1.0))) * (4.0 / tau)   # :1657-1659
+    ratio = np.exp(np.clip(lp - old, -20.0, 20.0))                                # :1664-1668
+    taus = np.where(A > 0, tau_pos, tau_neg)                                      # :1671-1675
+    pg_losses = -gate_function(ratio, taus) * A                                   # :1678-1681
+    return verl_agg(pg_losses, mask, "seq-mean-token-mean")                       # :1688-1690, whatever the mode
+
+
 def library_grad(loss, lp, **kw):
     """The autograd gradient of a library loss: finite differences with the detached factors frozen."""
     return central(lambda x: loss(x, frozen=lp, **kw), lp)
@@ -128,14 +166,18 @@ CONFIGS = [
     dict(beta=0.1, kl_bias_correction=True, ratio_level="sequence"),
     dict(beta=0.1, pg_mask="entropy"),
     dict(loss_type="sum", pg_mask="entropy", ratio_level="sequence"),
+    dict(loss_mode="sapo"),
+    dict(loss_mode="sapo", tau_pos=3.0, tau_neg=0.5, beta=0.1, ratio_level="sequence"),
+    dict(loss_mode="sapo", pg_mask="entropy, 2 micro-batches"),
+    dict(loss_type="dapo", pg_mask="entropy, 2 micro-batches", beta=0.1),
 ]
 
 
 def _kw(cfg, m, seed=0):
     cfg = dict(cfg)
-    if cfg.get("pg_mask") == "entropy":
+    if str(cfg.get("pg_mask")).startswith("entropy"):
         h = np.random.default_rng(seed + 100).random(m.shape)
-        cfg["pg_mask"] = rl.high_entropy_mask(h, m, 0.4)
+        cfg["pg_mask"] = rl.high_entropy_mask(h, m, 0.4, 2 if "micro" in cfg["pg_mask"] else 1)
     return cfg
 
 
@@ -152,11 +194,12 @@ def test_variant_gradient_matches_finite_differences(cfg, seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("level", ["token", "sequence"])
-def test_cispo_gradient_is_the_stop_gradient_weight(seed, level):
+@pytest.mark.parametrize("cap", [dict(eps_high=0.3), dict(cispo_cap=0.2), dict(cispo_cap=0.9)])
+def test_cispo_gradient_is_the_stop_gradient_weight(seed, level, cap):
     # sg(ŵ): the gradient is the finite difference with the ratio held fixed; shifting old_logp with
     # logp keeps every ratio (token or sequence) where it is
     lp, old, ref, m, adv = batch(seed, spread=0.5)
-    kw = dict(loss_mode="cispo", eps_low=None, eps_high=0.3, ratio_level=level, beta=0.05)
+    kw = dict(loss_mode="cispo", eps_low=None, ratio_level=level, beta=0.05, **cap)
     _, g = rl.policy_loss(lp, old, adv, m, ref_logp=ref, **kw)
     fd = central(lambda x: rl.policy_loss(x, old + (x - lp), adv, m, ref_logp=ref, **kw)[0], lp)
     np.testing.assert_allclose(g, fd * m, atol=1e-8)
@@ -183,6 +226,15 @@ TRL_CASES = [
      dict(cispo=True, eps_high=1.25, loss_type="dapo")),
     (dict(loss_mode="cispo", eps_low=None, eps_high=0.25, ratio_level="sequence"),
      dict(cispo=True, eps_high=1.25, level="sequence")),
+    # ... and with TRL's default epsilon_high=None, the cap is epsilon = 0.2 itself: cispo_cap
+    (dict(loss_mode="cispo", eps_low=None, cispo_cap=0.2, loss_type="dapo"),
+     dict(cispo=True, eps_high=trl_epsilon_high(), loss_type="dapo")),
+    (dict(loss_mode="cispo", eps_low=None, cispo_cap=0.2, ratio_level="sequence", beta=0.1),
+     dict(cispo=True, eps_high=trl_epsilon_high(), level="sequence", beta=0.1, bias_correction=False)),
+    # loss_type="sapo": the soft gate, aggregated like "grpo"
+    (dict(loss_mode="sapo"), dict(sapo=True, loss_type="sapo")),
+    (dict(loss_mode="sapo", tau_pos=2.0, tau_neg=0.7, ratio_level="sequence", beta=0.1, kl_bias_correction=True),
+     dict(sapo=True, loss_type="sapo", tau_pos=2.0, tau_neg=0.7, level="sequence", beta=0.1)),
 ]
 
 
@@ -213,6 +265,37 @@ def test_high_entropy_tokens_match_trl(seed):
     # the policy-gradient term of a dropped token is gone, its KL term stays, the normaliser is unchanged
     _, g0 = rl.policy_loss(lp, old, adv, m, loss_type="dapo", pg_mask=keep)
     assert np.all(g0[(keep == 0)] == 0) and np.any(g0[keep == 1] != 0)
+
+
+@pytest.mark.parametrize("seed", [0, 4, 8])
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_high_entropy_tokens_per_micro_batch_match_trl(seed, k):
+    lp, old, ref, m, adv = batch(seed, N=8)
+    # entropies on a coarse grid (ties with the threshold), high values on masked tokens (never counted)
+    h = np.round(np.random.default_rng(seed).gamma(1.0, size=m.shape), 1) + 5 * (m == 0)
+    h = h.astype(np.float32).astype(float)                  # the values TRL's .float() sees
+    keep = rl.high_entropy_mask(h, m, 0.3, micro_batches=k)
+    np.testing.assert_array_equal(keep, trl_high_entropy_mask(h, m, 0.3, k).astype(float))
+    kw = dict(old=old, adv=adv, mask=m, loss_type="bnpo", micro_batch=8 // k, entropy_mask=keep, beta=0.1, ref=ref,
+              bias_correction=False)
+    loss, g = rl.policy_loss(lp, old, adv, m, loss_type="bnpo", micro_batch=8 // k, pg_mask=keep, beta=0.1,
+                             ref_logp=ref)
+    assert loss == pytest.approx(trl_loss(lp, **kw), abs=1e-12)
+    np.testing.assert_allclose(g, library_grad(trl_loss, lp, **kw) * m, atol=1e-8)
+
+
+def test_high_entropy_mask_per_micro_batch_by_hand():
+    h = np.array([[0.1, 0.9], [0.5, 0.5], [3.0, 4.0], [2.0, 9.0]])
+    m = np.array([[1, 1], [1, 1], [1, 1], [1, 0.0]])
+    # one batch: generated 0.1 .9 .5 .5 3 4 2, the top half from the median 0.9: .9 3 4 2
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m, 0.5), [[0, 1], [0, 0], [1, 1], [1, 0]])
+    # two micro-batches: rows 0-1 (0.1 .9 .5 .5: threshold 0.5, both ties kept) and rows 2-3 (3 4 2: 3)
+    assert naive_quantile([0.1, 0.9, 0.5, 0.5], 0.5) == 0.5 and naive_quantile([3.0, 4.0, 2.0], 0.5) == 3.0
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m, 0.5, micro_batches=2), [[0, 1], [1, 1], [1, 1], [0, 0]])
+    # a micro-batch with no generated token keeps none (TRL's gathered.numel() == 0)
+    m0 = m.copy()
+    m0[2:] = 0
+    np.testing.assert_array_equal(rl.high_entropy_mask(h, m0, 0.5, micro_batches=2), [[0, 1], [1, 1], [0, 0], [0, 0]])
 
 
 def naive_quantile(x, q):
@@ -287,6 +370,36 @@ def test_cispo_matches_verl_cispo(seed):
     assert loss == pytest.approx(verl_cispo(lp, old, adv, m, 0.2, 0.28), abs=1e-12)
     np.testing.assert_allclose(g, library_grad(verl_cispo, lp, old=old, adv=adv, mask=m,
                                                clip_low=0.2, clip_high=0.28) * m, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 9])
+@pytest.mark.parametrize("taus", [dict(), dict(tau_pos=3.0, tau_neg=0.4)])
+def test_sapo_matches_verl_sapo(seed, taus):
+    # verl's SAPO is aggregated as seq-mean-token-mean whatever loss_agg_mode says: the toy's "grpo"
+    lp, old, ref, m, adv = batch(seed, spread=0.8)
+    loss, g = rl.policy_loss(lp, old, adv, m, loss_mode="sapo", **taus)
+    assert loss == pytest.approx(verl_sapo(lp, old, adv, m, **taus), rel=VERL_REL)
+    np.testing.assert_allclose(g, central(lambda x: verl_sapo(x, old, adv, m, **taus), lp) * m, atol=1e-8)
+
+
+def test_sapo_gate_by_hand():
+    # at ρ = 1 the gate is 2/τ with slope 1 (the on-policy gradient); far out it saturates at 4/τ or 0
+    assert rl.sapo_gate(1.0, 1.0) == pytest.approx(2.0)
+    assert rl.sapo_gate(1.0, -1.0) == pytest.approx(2 / 1.05)
+    assert rl.sapo_gate(1.0, 0.0, tau_neg=2.0) == pytest.approx(1.0)             # A = 0 takes τ_neg
+    assert rl.sapo_gate(1e6, 1.0) == 4.0 and rl.sapo_gate(1.5, 1.0, tau_pos=2.0) == pytest.approx(2 / (1 + np.exp(-1)))
+    lp, old, m = np.array([[0.0]]), np.zeros((1, 1)), np.ones((1, 1))            # ρ = 1, A = +1: gradient −1
+    assert rl.policy_loss(lp, old, np.array([1.0]), m, loss_mode="sapo")[1][0, 0] == pytest.approx(-1.0)
+
+
+def test_cispo_cap_below_one_by_hand():
+    # TRL's default: min(ρ, 0.2); every ratio above 0.2 gets the weight 0.2, a token with ρ = 1 included
+    assert trl_epsilon_high() == 0.2 and trl_epsilon_high(epsilon_high=5.0) == 5.0
+    np.testing.assert_array_equal(rl.cispo_weight([0.1, 0.2, 1.0, 3.0], None, cap=0.2), [0.1, 0.2, 0.2, 0.2])
+    np.testing.assert_array_equal(rl.cispo_weight([0.5, 3.0], 0.6, 0.28, cap=0.9), [0.5, 0.9])   # cap replaces 1.28
+    lp, old, m = np.array([[0.0]]), np.zeros((1, 1)), np.ones((1, 1))            # ρ = 1, A = +1
+    g = rl.policy_loss(lp, old, np.array([1.0]), m, loss_mode="cispo", eps_low=None, cispo_cap=0.2)[1]
+    assert g[0, 0] == pytest.approx(-0.2)
 
 
 def test_cispo_keeps_the_gradient_ppo_clips():
@@ -387,6 +500,16 @@ BAD = [
     (dict(ratio_level="sequence", mask=np.zeros((4, 6))), "mask"),
     (dict(delta=2.0, beta=0.1, ref_logp=None), "ref_logp"),
     (dict(delta=2.0, adv=np.ones(3)), "adv"),
+    (dict(loss_mode="sapo", tau_pos=0.0), "tau_pos"),
+    (dict(loss_mode="sapo", tau_neg=-1.0), "tau_neg"),
+    (dict(loss_mode="sapo", tau_neg="1"), "tau_neg"),
+    (dict(loss_mode="sapo", delta=2.0), "delta"),
+    (dict(loss_mode="sapo", loss_type="dapo"), "loss_type"),
+    (dict(cispo_cap=0.2), "cispo_cap"),                                          # not with loss_mode="clip"
+    (dict(loss_mode="cispo", eps_high=0.28, cispo_cap=0.2), "cispo_cap"),        # the cap replaces eps_high
+    (dict(loss_mode="cispo", eps_low=None, cispo_cap=0.0), "cispo_cap"),
+    (dict(loss_mode="cispo", eps_low=None, cispo_cap=np.nan), "cispo_cap"),
+    (dict(loss_mode="cispo", eps_low=0.2, cispo_cap=0.5), "cispo_cap"),          # below the lower bound 0.8
 ]
 
 
@@ -403,6 +526,16 @@ def test_bad_input_names_the_argument(kw, name):
     (lambda: rl.high_entropy_mask(np.ones((2, 3)), np.zeros((2, 3)), 0.2), "mask"),
     (lambda: rl.bnpo_weights(np.ones((4, 3)), 3), "micro_batch"),
     (lambda: rl.cispo_weight(-1.0), "ratio"),
+    (lambda: rl.cispo_weight(1.0, None, None), "eps_high"),
+    (lambda: rl.cispo_weight(1.0, None, cap=-1.0), "cap"),
+    (lambda: rl.cispo_weight(1.0, 0.2, cap=0.5), "cap"),
+    (lambda: rl.high_entropy_mask(np.ones((4, 3)), np.ones((4, 3)), 0.2, micro_batches=3), "micro_batches"),
+    (lambda: rl.high_entropy_mask(np.ones((4, 3)), np.ones((4, 3)), 0.2, micro_batches=0), "micro_batches"),
+    (lambda: rl.high_entropy_mask(np.ones((4, 3)), np.ones((4, 3)), 0.2, micro_batches=8), "micro_batches"),
+    (lambda: rl.high_entropy_mask(np.ones((4, 3)), np.ones((4, 3)), 0.2, micro_batches=1.5), "micro_batches"),
+    (lambda: rl.sapo_gate(-1.0, 1.0), "ratio"),
+    (lambda: rl.sapo_gate(1.0, np.ones(2), tau_pos=0), "tau_pos"),
+    (lambda: rl.sapo_gate(np.ones(3), np.ones(2)), "adv"),
     (lambda: rl.sequence_log_ratio(np.zeros((2, 2)), np.zeros((2, 3)), np.ones((2, 2))), "old_logp"),
     (lambda: rl.two_sided_surrogate(1.0, 1.0, delta=0.5), "delta"),
     (lambda: rl.token_entropy("x"), "logits"),

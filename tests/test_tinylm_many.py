@@ -19,6 +19,8 @@ CASES = {
     "gspo": dict(mu=3, ratio_level="sequence"), "cispo": dict(mu=3, loss_mode="cispo", eps_low=1.0, eps_high=4.0),
     "delta": dict(mu=3, delta=1.5), "top entropy": dict(mu=2, top_entropy_quantile=0.5),
     "bnpo": dict(mu=2, loss_type="bnpo", micro_batch=4), "kl bias correction": dict(beta=0.1, kl_bias_correction=True, mu=2),
+    "sapo": dict(mu=3, loss_mode="sapo"), "cispo cap": dict(mu=3, loss_mode="cispo", eps_low=1.0, cispo_cap=0.2),
+    "top entropy, micro-batches": dict(mu=2, top_entropy_quantile=0.5, n_minibatches=2, entropy_micro_batches=2),
 }
 
 

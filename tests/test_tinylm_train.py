@@ -532,6 +532,9 @@ VARIANTS = {                                          # RLConfig fields → what
     "bnpo": dict(loss_type="bnpo", micro_batch=4),
     "entropy": dict(top_entropy_quantile=0.2),
     "kl_bias": dict(beta=0.1, kl_bias_correction=True),
+    "sapo": dict(loss_mode="sapo", tau_pos=3.0, tau_neg=2.0),
+    "cispo cap": dict(loss_mode="cispo", eps_low=1.0, cispo_cap=0.2),
+    "entropy, micro-batches": dict(top_entropy_quantile=0.2, entropy_micro_batches=4),
 }
 
 
@@ -552,12 +555,14 @@ def _naive_variant_step(model, cfg, seed):
     for _ in range(cfg.mu):
         logits = policy.forward(seqs[:, :-1])
         lp, probs = M.token_logprobs(logits, seqs[:, 1:])
-        pg_mask = (rl.high_entropy_mask(rl.token_entropy(logits), mask, cfg.top_entropy_quantile)
+        pg_mask = (rl.high_entropy_mask(rl.token_entropy(logits), mask, cfg.top_entropy_quantile,
+                                        micro_batches=cfg.entropy_micro_batches)
                    if cfg.top_entropy_quantile < 1 else None)
         _, dlp = rl.policy_loss(lp, old, adv, mask, cfg.loss_type or "grpo", cfg.eps_low, cfg.eps_high,
                                 cfg.beta, ref, ratio_level=cfg.ratio_level, loss_mode=cfg.loss_mode,
                                 delta=cfg.delta, micro_batch=cfg.micro_batch, pg_mask=pg_mask,
-                                kl_bias_correction=cfg.kl_bias_correction)
+                                kl_bias_correction=cfg.kl_bias_correction, tau_pos=cfg.tau_pos,
+                                tau_neg=cfg.tau_neg, cispo_cap=cfg.cispo_cap)
         policy.backward(M.token_logprobs_backward(probs, seqs[:, 1:], dlp))
         opt.step(policy)
     return policy
@@ -743,6 +748,22 @@ BAD_INPUTS = [
     (T.RLConfig, (), {"top_entropy_quantile": None}, "top_entropy_quantile"),
     (T.RLConfig, (), {"kl_bias_correction": 1}, "kl_bias_correction"),
     (T.RLConfig, (), {"eps_low": 1.0}, "eps_low"),                        # 1 only for CISPO (no lower bound)
+    (T.RLConfig, (), {"loss_mode": "sapo", "tau_pos": 0}, "tau_pos"),
+    (T.RLConfig, (), {"tau_pos": "1"}, "tau_pos"),
+    (T.RLConfig, (), {"tau_neg": -1.05}, "tau_neg"),
+    (T.RLConfig, (), {"tau_neg": np.nan}, "tau_neg"),
+    (T.RLConfig, (), {"loss_mode": "sapo", "loss_type": "dapo"}, "loss_type"),   # SAPO: the "grpo" aggregation
+    (T.RLConfig, (), {"loss_mode": "sapo", "delta": 2.0}, "delta"),
+    (T.RLConfig, (), {"cispo_cap": 0.2}, "cispo_cap"),                    # only with loss_mode="cispo"
+    (T.RLConfig, (), {"cispo_cap": 0.2, "loss_mode": "cispo", "eps_low": 0.2}, "cispo_cap"),   # below 1 − eps_low
+    (T.RLConfig, (), {"cispo_cap": 0.2, "loss_mode": "cispo", "eps_low": 1.0, "eps_high": 0.28}, "cispo_cap"),
+    (T.RLConfig, (), {"cispo_cap": 0, "loss_mode": "cispo", "eps_low": 1.0}, "cispo_cap"),
+    (T.RLConfig, (), {"cispo_cap": "0.2", "loss_mode": "cispo", "eps_low": 1.0}, "cispo_cap"),
+    (T.RLConfig, (), {"entropy_micro_batches": 2}, "entropy_micro_batches"),   # only with top_entropy_quantile < 1
+    (T.RLConfig, (), {"entropy_micro_batches": 0, "top_entropy_quantile": 0.2}, "entropy_micro_batches"),
+    (T.RLConfig, (), {"entropy_micro_batches": 1.5, "top_entropy_quantile": 0.2}, "entropy_micro_batches"),
+    (T.RLConfig, (), {"entropy_micro_batches": 3, "top_entropy_quantile": 0.2}, "entropy_micro_batches"),   # 3 ∤ 256
+    (T.RLConfig, (), {"entropy_micro_batches": 2, "top_entropy_quantile": 0.2, "algo": "rft"}, "entropy_micro_batches"),
     (T.rollout, (_LM, _D, 0, _RNG), {}, "G"),                        # was reported as n_repeat
     (T.rollout, (_LM, _D, 2, _RNG), {"temperature": 0}, "temperature"),
     (T.rollout, (_LM, [[1] * 9], 2, _RNG), {}, "digits"),

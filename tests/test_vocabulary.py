@@ -165,3 +165,10 @@ def test_part1_loss_type_none_is_the_table_entry(algo):
 def test_part3_loss_type_none_is_the_table_entry(algo):
     assert part3.RLConfig(algo=algo).loss_args()["loss_type"] == rl.DEFAULT_LOSS_TYPE[algo]
     assert part3.RLConfig(algo=algo, loss_type="dapo").loss_args()["loss_type"] == "dapo"
+
+
+@pytest.mark.parametrize("algo", part3.ALGOS)
+def test_part3_sapo_is_aggregated_as_grpo(algo):
+    # verl 0.9.1 and TRL 1.16.0 both aggregate SAPO as the mean of per-answer token means, whatever the algorithm
+    assert part3.RLConfig(algo=algo, loss_mode="sapo").loss_args()["loss_type"] == "grpo"
+    assert part3.RLConfig(algo=algo, loss_mode="sapo", loss_type="grpo").loss_args()["loss_type"] == "grpo"

@@ -18,7 +18,7 @@ from .advantages import (ADVANTAGES, advantages, degenerate_fraction, dr_grpo_ad
 from .exact import enumerate_groups, score_function_estimate, softmax_pg_exact
 from .loss import (DEFAULT_LOSS_TYPE, LOSS_MODES, LOSS_TYPES, RATIO_LEVELS, aggregate_loss, aggregate_weights,
                    bnpo_weights, cispo_weight, clip_fraction, clipped_surrogate, clipped_surrogate_grad, high_entropy_mask,
-                   kl_k1, kl_k2, kl_k3, kl_k3_grad, policy_loss, sequence_log_ratio, token_entropy,
+                   kl_k1, kl_k2, kl_k3, kl_k3_grad, policy_loss, sapo_gate, sequence_log_ratio, token_entropy,
                    two_sided_surrogate, two_sided_surrogate_grad)
 from .ppo import MAX_TOKENS, gae, kl_shaped_rewards, ppo_targets, value_loss
 
@@ -28,7 +28,7 @@ __all__ = [
     "clipped_surrogate", "clipped_surrogate_grad", "clip_fraction",
     "LOSS_TYPES", "DEFAULT_LOSS_TYPE", "aggregate_loss", "aggregate_weights",
     "kl_k1", "kl_k2", "kl_k3", "kl_k3_grad",
-    "RATIO_LEVELS", "LOSS_MODES", "sequence_log_ratio", "cispo_weight", "two_sided_surrogate",
+    "RATIO_LEVELS", "LOSS_MODES", "sequence_log_ratio", "cispo_weight", "sapo_gate", "two_sided_surrogate",
     "two_sided_surrogate_grad", "bnpo_weights", "high_entropy_mask", "token_entropy",
     "policy_loss",
     "kl_shaped_rewards", "gae", "ppo_targets", "value_loss", "MAX_TOKENS",

@@ -1,12 +1,12 @@
 r"""The policy loss and its pieces: PPO's clipped surrogate, the loss aggregations (each
 ``loss_type``'s normaliser), the KL estimators, the variants' pieces (GSPO's sequence ratio,
-CISPO's weight, the two-sided clip δ, TRL's ``bnpo`` weights, the high-entropy tokens), and
+CISPO's weight, SAPO's gate, the two-sided clip δ, TRL's ``bnpo`` weights, the high-entropy tokens), and
 ``policy_loss``, which puts them together and returns the loss and d loss / d log π.
 Shapes: ``(N, T)`` = sequences × tokens."""
 import numpy as np
 
 from ..prob import log_softmax
-from .._check_args import (as_array, mask01, broadcast, checked, exponent, finite_result, nonempty, nonneg, one_of, positive,
+from .._check_args import (as_array, mask01, broadcast, checked, exponent, finite_result, integer, nonempty, nonneg, one_of, positive,
                            real, same_shape)
 
 
@@ -218,12 +218,12 @@ def kl_k3_grad(logr):
 
 
 # ============================================================================ loss variants practitioners use now
-# GSPO's sequence-level ratio, CISPO, TRL's "bnpo" aggregation, TRL's two-sided clip δ (= verl's dual
+# GSPO's sequence-level ratio, CISPO, SAPO's soft gate, TRL's "bnpo" aggregation, TRL's two-sided clip δ (= verl's dual
 # clip), the high-entropy-token selection of "Beyond the 80/20 rule", and TRL's importance-weighted
 # KL: the pieces policy_loss (below) branches on. Each variant's library formula is cited in
 # tests/test_rl_variants.py (file:line of the released wheels) and book/toy_to_real.md.
 RATIO_LEVELS = ("token", "sequence")
-LOSS_MODES = ("clip", "cispo")
+LOSS_MODES = ("clip", "cispo", "sapo")
 
 
 def _check_sequence_log_ratio(logp, old_logp, mask):
@@ -249,16 +249,28 @@ def sequence_log_ratio(logp, old_logp, mask):
     return ((lp - old) * m).sum(axis=1) / m.sum(axis=1)    # ÷ |o_i|
 
 
-def _check_cispo_weight(ratio, eps_low, eps_high):
+def _check_cap(cap, eps_low, name):
+    """CISPO's absolute cap (None: 1 + ε_high): > 0, and not below the lower bound 1 − ε_low (checked)."""
+    if cap is None:
+        return None
+    cap = positive(cap, name)
+    if eps_low is not None and cap < 1 - eps_low:
+        raise ValueError(f"{name} must be >= the lower bound 1 - eps_low = {1 - eps_low:g} "
+                         f"(TRL has none: eps_low=None, or 1.0 in a config), got {cap}")
+    return cap
+
+
+def _check_cispo_weight(ratio, eps_low, eps_high, cap):
     r = as_array(ratio, "ratio")
     if np.any(r < 0):
         raise ValueError("ratio must be >= 0 (it is a ratio of probabilities)")
-    return {"ratio": r, "eps_high": nonneg(eps_high, "eps_high"),
-            "eps_low": None if eps_low is None else real(eps_low, "eps_low", 0, 1)}
+    eps_low = None if eps_low is None else real(eps_low, "eps_low", 0, 1)
+    eps_high = None if eps_high is None and cap is not None else nonneg(eps_high, "eps_high")   # the cap replaces it
+    return {"ratio": r, "eps_high": eps_high, "eps_low": eps_low, "cap": _check_cap(cap, eps_low, "cap")}
 
 
 @checked(_check_cispo_weight)
-def cispo_weight(ratio, eps_low=None, eps_high=0.28):
+def cispo_weight(ratio, eps_low=None, eps_high=0.28, cap=None):
     r"""CISPO's clipped importance weight, used as a constant (stop-gradient) factor:
 
     .. math:: \hat r = \mathrm{clip}(\rho,\ 1-\varepsilon_{low},\ 1+\varepsilon_{high}),
@@ -266,10 +278,48 @@ def cispo_weight(ratio, eps_low=None, eps_high=0.28):
 
     so that :math:`\partial\ell_t/\partial\log\pi_\theta(o_t) = -\hat r_t A_t`: every token keeps a
     gradient, only its weight is capped (PPO's clip instead zeroes the gradient of a clipped token).
-    ``eps_low=None`` is no lower bound (TRL clamps only from above, at ``epsilon_high`` = 1 + ε_high).
+    ``eps_low=None`` is no lower bound (TRL clamps only from above). ``cap``, when given, is the upper
+    bound itself in place of 1 + ε_high: TRL's ``epsilon_high`` for ``loss_type="cispo"``,
+    :math:`\hat r = \min(\rho, \varepsilon_{high})`, which with TRL's default ``epsilon_high=None``
+    falls back to ``epsilon`` = 0.2: a cap below 1.
     """
     lo = 0.0 if eps_low is None else 1 - eps_low
-    return np.clip(np.asarray(ratio, dtype=float), lo, 1 + eps_high)
+    return np.clip(np.asarray(ratio, dtype=float), lo, 1 + eps_high if cap is None else cap)
+
+
+def _check_sapo_gate(ratio, adv, tau_pos, tau_neg):
+    ratio, adv = as_array(ratio, "ratio"), as_array(adv, "adv")
+    if np.any(ratio < 0):
+        raise ValueError("ratio must be >= 0 (it is a ratio of probabilities)")
+    broadcast([ratio.shape, adv.shape], ["ratio", "adv"])
+    return {"ratio": ratio, "adv": adv, **_check_taus(tau_pos, tau_neg)}
+
+
+def _check_taus(tau_pos, tau_neg):
+    return {"tau_pos": positive(tau_pos, "tau_pos"), "tau_neg": positive(tau_neg, "tau_neg")}
+
+
+def _sapo(ratio, adv, tau_pos, tau_neg):
+    """SAPO's gate f and its slope df/dρ = 4σ(1 − σ) (the 4/τ cancels τ), σ = sigmoid(τ(ρ − 1))."""
+    tau = np.where(adv > 0, tau_pos, tau_neg)                # τ_pos if A > 0 else τ_neg
+    sig = 0.5 * (1 + np.tanh(0.5 * tau * (ratio - 1)))      # sigmoid, without overflow
+    return sig * (4.0 / tau), 4.0 * sig * (1 - sig)
+
+
+@checked(_check_sapo_gate)
+def sapo_gate(ratio, adv, tau_pos=1.0, tau_neg=1.05):
+    r"""SAPO's soft gate on the ratio (Soft Adaptive Policy Optimization; verl's ``loss_mode="sapo"``
+    and TRL's ``loss_type="sapo"``), in place of PPO's clip; the token's loss is :math:`-f\,A`:
+
+    .. math:: f(\rho) = \sigma\big(\tau(\rho - 1)\big)\,\frac{4}{\tau},
+              \qquad \tau = \begin{cases}\tau_{pos} & A > 0\\ \tau_{neg} & A \le 0\end{cases},
+              \qquad f'(\rho) = 4\,\sigma(1-\sigma)
+
+    At ρ = 1 the slope is 1 (the on-policy gradient); it fades smoothly as ρ leaves 1, faster for a
+    larger τ, where PPO's clip cuts it to 0 at 1 ± ε. ``ratio`` and ``adv`` broadcast; the defaults
+    are both libraries' (``tau_pos`` = 1.0, ``tau_neg`` = 1.05).
+    """
+    return _sapo(np.asarray(ratio, dtype=float), np.asarray(adv, dtype=float), tau_pos, tau_neg)[0]
 
 
 def _check_delta(delta):
@@ -358,35 +408,48 @@ def token_entropy(logits):
     return -(np.exp(logp) * logp).sum(axis=-1)
 
 
-def _check_high_entropy_mask(entropy, mask, top_quantile):
+def _check_high_entropy_mask(entropy, mask, top_quantile, micro_batches):
     h = as_array(entropy, "entropy", ndim=2)                # (N, T)
     m = mask01(mask)                                       # (N, T)
     same_shape(h, m, "entropy", "mask")
     q = real(top_quantile, "top_quantile", 0, 1)
     if m.sum() == 0:
         raise ValueError("mask has no generated tokens")
-    return {"entropy": h, "mask": m, "top_quantile": q}
+    k = integer(micro_batches, "micro_batches", 1, max(len(m), 1))
+    if len(m) % k:
+        raise ValueError(f"micro_batches must divide the number of answers N = {len(m)} (TRL splits the batch "
+                         f"into equal micro-batches), got {k}")
+    return {"entropy": h, "mask": m, "top_quantile": q, "micro_batches": k}
 
 
 @checked(_check_high_entropy_mask)
-def high_entropy_mask(entropy, mask, top_quantile=0.2):
+def high_entropy_mask(entropy, mask, top_quantile=0.2, micro_batches=1):
     r"""The tokens whose entropy is in the top ``top_quantile`` of the generated tokens' entropies
     ("Beyond the 80/20 rule": the forking tokens; TRL's ``top_entropy_quantile``, 0.2 in the paper):
 
     .. math:: k_{it} = m_{it}\,\mathbb 1\big[H_{it} \ge Q_{1-\rho}(\{H_{js} : m_{js}=1\})\big]
 
     with :math:`Q` the linearly interpolated quantile (``torch.quantile``'s and ``np.quantile``'s
-    default). ``top_quantile=1`` keeps every token; 0 keeps only the highest. ``entropy``, ``mask``:
-    (N, T). Returns a 0/1 float array (N, T), to pass to :func:`policy_loss` as ``pg_mask``.
+    default). ``top_quantile=1`` keeps every token; 0 keeps only the highest; ties with the threshold
+    are kept. ``micro_batches=k`` takes the threshold in each of k consecutive, equal micro-batches
+    of rows instead, as TRL does (its ``get_high_entropy_mask`` runs on each gradient-accumulation
+    micro-batch, the generation batch cut by ``split_tensor_dict``); a micro-batch with no generated
+    token keeps none. ``entropy``, ``mask``: (N, T). Returns a 0/1 float array (N, T), to pass to
+    :func:`policy_loss` as ``pg_mask``.
     """
     h, m = np.asarray(entropy, dtype=float), np.asarray(mask, dtype=float)   # (N, T)
-    threshold = np.quantile(h[m == 1], 1 - top_quantile)
-    return ((h >= threshold) & (m == 1)).astype(float)
+    keep = np.zeros(h.shape, bool)
+    for rows in np.split(np.arange(len(h)), micro_batches):                  # k consecutive micro-batches
+        hk, mk = h[rows], m[rows]
+        if mk.any():
+            keep[rows] = (hk >= np.quantile(hk[mk == 1], 1 - top_quantile)) & (mk == 1)
+    return keep.astype(float)
 
 
 # ============================================================================ the policy loss
 def _check_policy_loss(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, beta, ref_logp, max_len,
-                       ratio_level, loss_mode, delta, micro_batch, pg_mask, kl_bias_correction):
+                       ratio_level, loss_mode, delta, micro_batch, pg_mask, kl_bias_correction, tau_pos, tau_neg,
+                       cispo_cap):
     lp = as_array(logp, "logp", ndim=2)                     # (N, T)
     old = as_array(old_logp, "old_logp", ndim=2)            # (N, T)
     m = mask01(mask)                                       # (N, T)
@@ -398,13 +461,22 @@ def _check_policy_loss(logp, old_logp, adv, mask, loss_type, eps_low, eps_high, 
     one_of(loss_type, "loss_type", LOSS_TYPES + ("bnpo",))
     if micro_batch is not None and loss_type != "bnpo":
         raise ValueError(f"micro_batch is only used by loss_type='bnpo', got loss_type={loss_type!r}")
-    new = {"logp": lp, "old_logp": old, "mask": m, "adv": a, "delta": _check_delta(delta)}
+    new = {"logp": lp, "old_logp": old, "mask": m, "adv": a, "delta": _check_delta(delta),
+           **_check_taus(tau_pos, tau_neg)}
+    if loss_mode != "clip" and delta is not None:
+        raise ValueError(f"delta caps the clipped surrogate; loss_mode={loss_mode!r} has none (give delta=None)")
+    if cispo_cap is not None and (loss_mode != "cispo" or eps_high is not None):
+        raise ValueError(f"cispo_cap is CISPO's cap in place of 1 + eps_high: only with loss_mode='cispo' and "
+                         f"eps_high=None, got loss_mode={loss_mode!r}, eps_high={eps_high!r}")
+    if loss_mode == "sapo" and loss_type != "grpo":
+        raise ValueError(f"loss_type must be 'grpo' with loss_mode='sapo' (verl and TRL aggregate SAPO as the "
+                         f"mean of per-answer token means), got {loss_type!r}")
     if loss_mode == "cispo":
-        if delta is not None:
-            raise ValueError("delta caps the clipped surrogate; loss_mode='cispo' has none (give delta=None)")
-        if eps_low is None and eps_high is None:
+        if eps_low is None and eps_high is None and cispo_cap is None:
             raise ValueError("eps_high must be given when eps_low is None (CISPO's weight needs a cap)")
-        _check_cispo_weight(1.0, eps_low, eps_low if eps_high is None else eps_high)
+        lo = None if eps_low is None else real(eps_low, "eps_low", 0, 1)
+        new["cispo_cap"] = _check_cap(cispo_cap, lo, "cispo_cap")
+        _check_cispo_weight(1.0, eps_low, eps_low if eps_high is None else eps_high, new["cispo_cap"])
     else:
         new.update(_check_eps(eps_low, eps_high))
     new["beta"] = beta = nonneg(beta, "beta")
@@ -440,7 +512,8 @@ def _policy_loss_finite(lp, old, a, m, beta, ref_logp):
 @checked(_check_policy_loss)
 def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_high=None,
                 beta=0.0, ref_logp=None, max_len=None, *, ratio_level="token", loss_mode="clip",
-                delta=None, micro_batch=None, pg_mask=None, kl_bias_correction=False):
+                delta=None, micro_batch=None, pg_mask=None, kl_bias_correction=False, tau_pos=1.0, tau_neg=1.05,
+                cispo_cap=None):
     r"""The policy loss of PPO, GRPO, Dr. GRPO and DAPO, with the variants as branches, and its
     gradient with respect to ``logp``. Per token (:math:`\rho_t = e^{\log\pi_\theta - \log\pi_{old}}`):
 
@@ -456,7 +529,10 @@ def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_hi
       whose derivative spreads over the answer's tokens, :math:`s_i\,m_{iu}/|o_i|`;
     - the surrogate: ``delta`` caps ρ in the unclipped term (:func:`two_sided_surrogate`);
       ``loss_mode="cispo"`` is :math:`\ell_t = -\mathrm{sg}(\hat r_t) A_t \log\pi_\theta(o_t)`
-      (:func:`cispo_weight`): every token keeps a gradient;
+      (:func:`cispo_weight`): every token keeps a gradient; ``cispo_cap`` (with ``eps_high=None``) caps
+      the weight at that value itself, TRL's ``epsilon_high`` (below 1 with TRL's default);
+      ``loss_mode="sapo"`` is :math:`\ell_t = -f(\rho_t) A_t` with SAPO's soft gate f
+      (:func:`sapo_gate`, ``tau_pos``, ``tau_neg``), aggregated as ``loss_type="grpo"`` (verl and TRL);
     - the tokens: ``pg_mask`` (:func:`high_entropy_mask`) keeps the policy term on some tokens only,
       and leaves the normaliser alone (as TRL);
     - the KL: ``kl_bias_correction`` (TRL's ``use_bias_correction_kl``) weighs :math:`k_3` by ρ;
@@ -477,8 +553,11 @@ def policy_loss(logp, old_logp, adv, mask, loss_type="grpo", eps_low=0.2, eps_hi
     if loss_mode == "clip":                                            # ℓ = −surr(ρ, A): through ρ
         per_token = -two_sided_surrogate(ratio, a, eps_low, eps_high, delta)
         dl_dratio, dl_dlogp = -two_sided_surrogate_grad(ratio, a, eps_low, eps_high, delta), 0.0
+    elif loss_mode == "sapo":                                          # SAPO: ℓ = −f(ρ)·A, f the soft gate
+        gate, slope = _sapo(ratio, a, tau_pos, tau_neg)
+        per_token, dl_dratio, dl_dlogp = -gate * a, -slope * a, 0.0
     else:                                                              # CISPO: ℓ = −sg(r̂)·A·log π
-        w = cispo_weight(ratio, eps_low, eps_low if eps_high is None else eps_high)
+        w = cispo_weight(ratio, eps_low, eps_low if eps_high is None else eps_high, cispo_cap)
         per_token, dl_dratio, dl_dlogp = -w * a * lp, 0.0, -w * a
     if pg_mask is not None:                                            # the policy term on some tokens
         per_token, dl_dratio, dl_dlogp = pg_mask * per_token, pg_mask * dl_dratio, pg_mask * dl_dlogp

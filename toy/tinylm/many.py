@@ -259,7 +259,7 @@ def _update(st, opt, batches, cfgs, rngs, logs):
                     continue
                 c = cfgs[r]
                 mb.old_logp = logp.copy() if mb.old_logp is None else mb.old_logp
-                pg_mask = (rl.high_entropy_mask(_expand(mb, lay, r, ent), mb.mask, c.top_entropy_quantile)
+                pg_mask = (rl.high_entropy_mask(_expand(mb, lay, r, ent), mb.mask, c.top_entropy_quantile, c.entropy_micro_batches)
                            if c.top_entropy_quantile < 1 else None)
                 loss, dlogp = rl.policy_loss(logp, mb.old_logp, mb.adv, mb.mask, ref_logp=mb.ref_logp,
                                              pg_mask=pg_mask, **c.loss_args())

@@ -95,8 +95,10 @@ def update_stats(loss, vloss, logp, old_logp, adv, mask, ref_logp, cfg):
     if cfg.ratio_level == "sequence":
         ratio = np.broadcast_to(np.exp(rl.sequence_log_ratio(logp, old_logp, m))[:, None], logp.shape)
     if cfg.loss_mode == "cispo":
-        touched = (rl.cispo_weight(ratio, cfg.eps_low, cfg.eps_high if cfg.eps_high is not None else cfg.eps_low)
-                   != ratio) & (a != 0)
+        touched = (rl.cispo_weight(ratio, cfg.eps_low, cfg.eps_high if cfg.eps_high is not None else cfg.eps_low,
+                                   cfg.cispo_cap) != ratio) & (a != 0)
+    elif cfg.loss_mode == "sapo":
+        touched = np.zeros(ratio.shape, bool)                   # no clip (verl logs pg_clipfrac = 0)
     else:
         touched = (rl.two_sided_surrogate_grad(ratio, a, cfg.eps_low, cfg.eps_high, cfg.delta) == 0) & (a != 0)
     out = {"loss": loss + (cfg.vf_coef * vloss if vloss is not None else 0), "clip_frac": float((touched * m).sum() / m.sum())}

@@ -151,11 +151,15 @@ class RLConfig:
     min_digits: int = 10                 # problems have min_digits..10 digits (10: all the same task)
     # the loss variants practitioners use now (toy.rl.policy_loss; toy.tinylm.variants)
     ratio_level: str = "token"           # "sequence": GSPO's ratio s_i
-    loss_mode: str = "clip"              # "cispo": CISPO's clipped weight, sg
+    loss_mode: str = "clip"              # "cispo": CISPO's clipped weight, sg; "sapo": SAPO's soft gate
     delta: float = None                  # TRL's two-sided clip δ (None: off)
     micro_batch: int = None              # loss_type="bnpo": answers per micro-batch
     top_entropy_quantile: float = 1.0    # < 1: policy loss on the top tokens by entropy
     kl_bias_correction: bool = False     # TRL's use_bias_correction_kl
+    tau_pos: float = 1.0                 # loss_mode="sapo": the gate's τ where A > 0 (verl tau_pos)
+    tau_neg: float = 1.05                # ... and where A ≤ 0 (verl tau_neg)
+    cispo_cap: float = None              # loss_mode="cispo": the weight's cap itself, TRL's epsilon_high (None: 1 + eps_high)
+    entropy_micro_batches: int = 1       # top_entropy_quantile < 1: a threshold per micro-batch, TRL's (k of each minibatch)
 
     def __post_init__(self):
         config_fields(self)                                  # 2.0 → 2, np.int64 → int (range, cache key)
@@ -179,29 +183,47 @@ class RLConfig:
             one_of(self.loss_type, "loss_type", rl.LOSS_TYPES + ("bnpo",))
         if self.delta is not None:
             real(self.delta, "delta", lo=1, lo_open=True)
-            if self.loss_mode == "cispo":
-                raise ValueError("delta must be None with loss_mode='cispo' (δ caps the clipped surrogate)")
+            if self.loss_mode != "clip":
+                raise ValueError(f"delta must be None with loss_mode={self.loss_mode!r} (δ caps the clipped surrogate)")
         if self.micro_batch is not None:
             integer(self.micro_batch, "micro_batch", lo=1)
             if self.loss_type != "bnpo":
                 raise ValueError(f"micro_batch is only used by loss_type='bnpo', got loss_type={self.loss_type!r}")
-            if self.algo == "rft" or (self.n_prompts * self.G) % (self.n_minibatches * self.micro_batch):
-                raise ValueError(f"micro_batch must divide each minibatch of answers (n_prompts·G / n_minibatches = "
-                                 f"{self.n_prompts * self.G} / {self.n_minibatches}; not with algo='rft'), "
-                                 f"got {self.micro_batch}")
+            self._divides_minibatches(self.micro_batch, "micro_batch")
         real(self.top_entropy_quantile, "top_entropy_quantile", 0, 1)
+        real(self.tau_pos, "tau_pos", lo=0, lo_open=True), real(self.tau_neg, "tau_neg", lo=0, lo_open=True)
+        if self.loss_mode == "sapo" and self.loss_type not in (None, "grpo"):
+            raise ValueError(f"loss_type must be None or 'grpo' with loss_mode='sapo' (verl and TRL aggregate SAPO "
+                             f"as the mean of per-answer token means), got {self.loss_type!r}")
+        if self.cispo_cap is not None:
+            real(self.cispo_cap, "cispo_cap", lo=0, lo_open=True)
+            if self.loss_mode != "cispo" or self.eps_high is not None or self.cispo_cap < 1 - self.eps_low:
+                raise ValueError(f"cispo_cap needs loss_mode='cispo', eps_high=None and eps_low >= 1 - cispo_cap "
+                                 f"(TRL's CISPO: eps_low=1.0, no lower bound), got {self.cispo_cap} with "
+                                 f"loss_mode={self.loss_mode!r}, eps_high={self.eps_high}, eps_low={self.eps_low}")
+        if integer(self.entropy_micro_batches, "entropy_micro_batches", lo=1) > 1:
+            if self.top_entropy_quantile == 1:
+                raise ValueError("entropy_micro_batches is only used with top_entropy_quantile < 1")
+            self._divides_minibatches(self.entropy_micro_batches, "entropy_micro_batches")
         flag(self.kl_bias_correction, "kl_bias_correction")
         real(self.temperature, "temperature", lo=0, lo_open=True)
         integer(self.min_digits, "min_digits", 1, N_DIGITS)
 
+    def _divides_minibatches(self, k, name):
+        """Refuse ``k`` (micro-batches, or answers per micro-batch) unless it divides each minibatch."""
+        if self.algo == "rft" or (self.n_prompts * self.G) % (self.n_minibatches * k):
+            raise ValueError(f"{name} must divide each minibatch of answers (n_prompts·G / n_minibatches = "
+                             f"{self.n_prompts * self.G} / {self.n_minibatches}; not with algo='rft'), got {k}")
+
     def loss_args(self):
         """``rl.policy_loss``'s keywords for this config (``loss_type``: ``rl.DEFAULT_LOSS_TYPE[algo]``
-        unless given; Dr. GRPO's constant normaliser: ``MAX_ANSWER_LEN``)."""
-        loss_type = self.loss_type or rl.DEFAULT_LOSS_TYPE[self.algo]
+        unless given, ``"grpo"`` for SAPO; Dr. GRPO's constant normaliser: ``MAX_ANSWER_LEN``)."""
+        loss_type = self.loss_type or ("grpo" if self.loss_mode == "sapo" else rl.DEFAULT_LOSS_TYPE[self.algo])
         return dict(loss_type=loss_type, eps_low=self.eps_low, eps_high=self.eps_high, beta=self.beta,
                     max_len=MAX_ANSWER_LEN if loss_type == "dr_grpo" else None, ratio_level=self.ratio_level,
                     loss_mode=self.loss_mode, delta=self.delta, micro_batch=self.micro_batch,
-                    kl_bias_correction=self.kl_bias_correction)
+                    kl_bias_correction=self.kl_bias_correction, tau_pos=self.tau_pos, tau_neg=self.tau_neg,
+                    cispo_cap=self.cispo_cap)
 
 
 ALGOS = ("grpo", "dr_grpo", "rft", "ppo")
@@ -422,8 +444,8 @@ def train_rl(policy, cfg=None, seed=0, reward_fn=None, prompt_sampler=None, call
                 logp, probs = token_logprobs(logits, y[i])
                 old_logp = logp.copy() if old_logp is None else old_logp   # π_old: the policy that sampled
                 ref_i = None if ref_logp is None else ref_logp[i]
-                pg_mask = (rl.high_entropy_mask(entropy(probs), mask[i], cfg.top_entropy_quantile)
-                           if cfg.top_entropy_quantile < 1 else None)
+                pg_mask = (rl.high_entropy_mask(entropy(probs), mask[i], cfg.top_entropy_quantile,
+                                                cfg.entropy_micro_batches) if cfg.top_entropy_quantile < 1 else None)
                 loss, dlogp = rl.policy_loss(logp, old_logp[i], adv[i], mask[i], ref_logp=ref_i, pg_mask=pg_mask,
                                              **cfg.loss_args())
                 vloss, dvalues = rl.value_loss(values, ret[i], mask[i], cfg.vf_coef) if ppo else (None, None)
