@@ -27,7 +27,7 @@ def test_each_arm_changes_only_its_own_fields():
     assert base.mu > 1                                     # at μ = 1 GSPO, CISPO, δ are GRPO
     want = {"Dr. GRPO": {"algo"}, "DAPO token mean": {"loss_type"}, "GSPO": {"ratio_level", "eps_low", "eps_high"},
             "CISPO": {"loss_mode", "eps_low", "eps_high"}, "BNPO": {"loss_type", "micro_batch"}, "δ = 4": {"delta"},
-            "top 20 % entropy": {"top_entropy_quantile"}, "RLOO": {"algo", "loss_type"}}
+            "top 20 % entropy": {"top_entropy_quantile"}, "RLOO": {"algo", "loss_type"}, "SAPO": {"loss_mode"}}
     assert {k: _changed(c, base) for k, c in cfgs.items() if k != "GRPO"} == want
     assert cfgs["RLOO"].loss_type == "grpo" and cfgs["Dr. GRPO"].loss_type is None   # RLOO keeps GRPO's loss
     assert (cfgs["GSPO"].eps_low, cfgs["GSPO"].eps_high) == (3e-4, 4e-4)       # GSPO's paper, §5.1
@@ -35,6 +35,10 @@ def test_each_arm_changes_only_its_own_fields():
     ctrl = V.race_configs(controls=True)
     assert _changed(ctrl["GSPO, clip 0.2"], base) == {"ratio_level"}          # GSPO's ratio with GRPO's range
     assert _changed(ctrl["no ÷σ"], base) == {"algo", "loss_type"} and ctrl["no ÷σ"] == cfgs["RLOO"]
+    assert _changed(ctrl["CISPO, cap 0.2"], base) == {"loss_mode", "eps_low", "cispo_cap"}   # TRL's default cap
+    assert ctrl["CISPO, cap 0.2"].cispo_cap == 0.2 and ctrl["CISPO, cap 0.2"].eps_high is None
+    assert _changed(ctrl["top 20 % entropy, per micro-batch"], base) == {"top_entropy_quantile", "entropy_micro_batches"}
+    assert 32 * 8 == base.n_prompts * base.G                                  # micro-batches of 8 answers (TRL's default)
     assert set(V.REWARDS) == {"RLOO"}                     # RLOO = "no ÷σ" on the reward × 8/7, nothing else
 
 

@@ -21,9 +21,15 @@ of its paper or library:
   key), but RLOO's advantage is Dr. GRPO's times G/(G − 1) exactly, so the arm is
   ``algo="dr_grpo"`` on the reward ``rloo_reward`` (the verifier's × 8/7) with ``loss_type="grpo"``.
 
+- ``SAPO``: a soft gate σ(τ(ρ − 1))·4/τ on the ratio instead of a clip (τ = 1.0 where A > 0, else
+  1.05: both libraries' defaults), aggregated as GRPO.
+
 The controls (``CONTROLS``) isolate a cause: ``GSPO, clip 0.2`` (GSPO's ratio with GRPO's clip
-range: the ratio or the range?) and ``no ÷σ`` (Dr. GRPO's advantage with GRPO's loss: RLOO without
-its factor 8/7, and Dr. GRPO without its normaliser). ``SETTINGS`` names each arm's TRL 1.16.0 and
+range: the ratio or the range?), ``no ÷σ`` (Dr. GRPO's advantage with GRPO's loss: RLOO without
+its factor 8/7, and Dr. GRPO without its normaliser), ``CISPO, cap 0.2`` (TRL's default cap, a
+weight 5 times smaller than the cap 5's where ρ ≈ 1: does Adam divide it out over a whole run?) and
+``top 20 % entropy, per micro-batch`` (the threshold per micro-batch of 8 answers, as TRL takes it,
+instead of over the batch). ``SETTINGS`` names each arm's TRL 1.16.0 and
 verl 0.9.1 setting, each with the tags of ``book/toy_to_real.md``'s checked facts
 (``tests/test_tinylm_variants.py`` checks that every tag and every setting is on that page).
 
@@ -59,10 +65,13 @@ RACE = {                                                   # name → the one ch
     "δ = 4": dict(delta=4.0),
     "top 20 % entropy": dict(top_entropy_quantile=0.2),
     "RLOO": dict(algo="dr_grpo", loss_type="grpo"),
+    "SAPO": dict(loss_mode="sapo"),                        # the libraries' τ: 1.0 where A > 0, else 1.05
 }
 CONTROLS = {                                               # runs that isolate a cause
     "GSPO, clip 0.2": dict(ratio_level="sequence"),        # GSPO's ratio with GRPO's clip range
     "no ÷σ": dict(algo="dr_grpo", loss_type="grpo"),       # Dr. GRPO's advantage, GRPO's loss
+    "CISPO, cap 0.2": dict(loss_mode="cispo", eps_low=1.0, cispo_cap=0.2),   # TRL's default cap: does its size matter?
+    "top 20 % entropy, per micro-batch": dict(top_entropy_quantile=0.2, entropy_micro_batches=32),   # TRL's threshold
 }
 REWARDS = {"RLOO": rloo_reward}                            # an arm's reward, if not the verifier's
 
@@ -95,6 +104,17 @@ SETTINGS = {
              "`adv_estimator=rloo` [V12], `loss_agg_mode=seq-mean-token-mean` [V28]"),
     "no ÷σ": ('`scale_rewards="none"` [T7], `loss_type="grpo"` [T26]',
               "`norm_adv_by_std_in_grpo=False` [V11], `loss_agg_mode=seq-mean-token-mean` [V28]"),
+    "SAPO": ('`loss_type="sapo"` [T54], `sapo_temperature_pos=1.0` [T61], `sapo_temperature_neg=1.05` [T62], '
+             'aggregated as `loss_type="grpo"` [T63]',
+             "`policy_loss.loss_mode=sapo` [V56], [V57], `tau_pos=1.0` [V58], `tau_neg=1.05` [V59], always "
+             "`seq-mean-token-mean` [V75]"),
+    "CISPO, cap 0.2": ('`loss_type="cispo"` [T44] with the default `epsilon_high=None` [T19]: the cap is then '
+                       '`epsilon` = 0.2 [T55], [T18]',
+                       "none (verl's cap is 1 + `clip_ratio_high` [V48], at least 1)"),
+    "top 20 % entropy, per micro-batch": ('`top_entropy_quantile=0.2` [T47], its threshold per micro-batch [T58], '
+                                          '[T59] of `per_device_train_batch_size=8` answers (TRL shuffles the batch '
+                                          'first; the toy\'s 32 micro-batches of 8 consecutive answers are its groups)',
+                                          "none"),
 }
 
 
