@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 
 from toy import arith, ledger, plots, prose                                    # noqa: E402
 from toy.arith import train as at, variant as av                               # noqa: E402
-from toy.numsearch import figures as nf, game as ns, train as nt               # noqa: E402
+from toy import numsearch as ns  # noqa: E402
+from toy.numsearch import figures as nf, many as nm, train as nt               # noqa: E402
 from toy.tinylm import figures as tf, variants                                  # noqa: E402
 
 _TR, _TE = arith.make_dataset(20, 10, seed=0)
@@ -30,7 +31,7 @@ CASES = [
     (lambda: nt.advantage_gap(0.5, 10**6), "G"),
     (lambda: nt.train_exact(ns.weak_prior(), steps=10**12), "steps"),         # was: a hang
     (lambda: nt.demonstrations("x"), "policy"),                              # was: "pi must ..."
-    (lambda: nt.train_pg_seeds(np.zeros((0, 16)), nt.PGConfig(steps=1), seeds=[0]), "policy"),
+    (lambda: nm.train_pg_seeds(np.zeros((0, 16)), nt.PGConfig(steps=1), seeds=[0]), "policy"),
     (lambda: plots.figure(10**6, 10**6), "ncols and nrows"),                 # was: MemoryError
     (lambda: plots.curves(_AX, None, {"a": [1, 2]}), "x"),                  # was: IndexError
     (lambda: plots.curves(_AX, [0, 1], {"a": [1, 2]}, styles="x"), "styles"),  # was: AttributeError

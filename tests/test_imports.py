@@ -88,3 +88,10 @@ def test_no_private_names_imported_across_modules():
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"toy.a": {"toy.b"}, "toy.b": {"toy.c"}, "toy.c": {"toy.a"}}) == [["toy.a", "toy.b", "toy.c", "toy.a"]]
     assert cycles({"toy.a": {"toy.b"}, "toy.b": set()}) == []
+
+
+def test_no_module_is_over_600_lines():
+    """One idea per module: a file past 600 lines holds several (split it by idea, as
+    ``numsearch/game.py`` and ``exact.py``, ``tinylm/model.py`` and ``layers.py`` are)."""
+    long = {str(p.relative_to(ROOT)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert not long, f"modules over 600 lines: {long}"

@@ -170,7 +170,7 @@ def test_weighted_gradients_are_weighted_means_of_the_per_target_gradients():
 def test_start_J_of_a_stack_is_exact_J_of_each_table():
     rng = np.random.default_rng(6)
     pis = np.stack([ns.policy_probs(ns.weak_prior() + rng.normal(size=(ns.S, ns.A))) for _ in range(3)])
-    got = ns.game._start_J(pis)                                      # (3, N)
+    got = ns.exact.win_probs(pis)                                      # (3, N)
     for pi, g in zip(pis, got):
         assert np.array_equal(g, ns.exact_J(pi, per_target=True))
 
@@ -386,7 +386,8 @@ def test_bad_input_raises_value_error_naming_the_argument(fn, args, kwargs, name
         fn(*args, **kwargs)
 
 
-def test_the_package_re_exports_the_game():
-    from toy.numsearch import game
-    assert ns.rollout is game.rollout and ns.exact_J is game.exact_J and ns.N == game.N == 16
+def test_the_package_re_exports_the_game_and_its_exact_answers():
+    from toy.numsearch import exact, game
+    assert ns.rollout is game.rollout and ns.exact_J is exact.exact_J and ns.N == game.N == 16
     assert all(not n.startswith("_") and getattr(ns, n) is getattr(game, n) for n in game.__all__)
+    assert all(not n.startswith("_") and getattr(ns, n) is getattr(exact, n) for n in exact.__all__)

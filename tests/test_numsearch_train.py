@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from toy import numsearch as ns
-from toy.numsearch import train as nt
+from toy.numsearch import many as nm, train as nt
 from toy import rl
 
 
@@ -261,7 +261,7 @@ def _same_runs(batched, singles, keys):
 ])
 def test_train_pg_seeds_is_train_pg_for_every_seed(cfg):
     singles = [nt.train_pg(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
-    _same_runs(nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
+    _same_runs(nm.train_pg_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
                ["J", "reward", "degenerate", "b", "mean_abs_adv"])
 
 
@@ -269,16 +269,16 @@ def test_train_pg_seeds_from_one_table_per_seed():
     cfg = nt.PGConfig(steps=10, eval_every=5)
     starts = np.stack([ns.weak_prior(), ns.weak_prior(in_range=1.0), ns.cold_prior()])
     singles = [nt.train_pg(th, cfg, seed=s) for th, s in zip(starts, SEEDS)]
-    _same_runs(nt.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "reward", "mean_abs_adv"])
+    _same_runs(nm.train_pg_seeds(starts, cfg, seeds=SEEDS), singles, ["J", "reward", "mean_abs_adv"])
     with pytest.raises(ValueError, match="policy"):
-        nt.train_pg_seeds(starts, cfg, seeds=[0, 1])
+        nm.train_pg_seeds(starts, cfg, seeds=[0, 1])
 
 
 def test_streams_choice_is_each_generators_choice():
     """_Streams.choice draws targets[rng.integers(0, len(targets), size)]: the same numbers as
     rng.choice(targets, size) from the same stream, also between calls of random()."""
     for targets in (tuple(range(1, 17)), (9, 12, 16), tuple(range(9, 17)), tuple(range(1, 13))):
-        streams = nt._Streams(SEEDS)
+        streams = nm._Streams(SEEDS)
         refs = [np.random.default_rng(s) for s in SEEDS]
         for size in (1, 4, 8, 5):
             assert np.array_equal(streams.choice(targets, size), np.stack([r.choice(targets, size=size) for r in refs]))
@@ -294,7 +294,7 @@ def test_train_pg_seeds_callback_sees_the_policies_before_each_step():
         assert thetas.shape == (len(SEEDS), ns.S, ns.A) and not thetas.flags.writeable
         seen[step] = thetas.copy()
 
-    final, _ = nt.train_pg_seeds(ns.weak_prior(), cfg, SEEDS, callback=keep)
+    final, _ = nm.train_pg_seeds(ns.weak_prior(), cfg, SEEDS, callback=keep)
     assert sorted(seen) == list(range(cfg.steps + 1))
     assert np.array_equal(seen[cfg.steps], final)
     for t in (0, 1, 4):
@@ -333,23 +333,23 @@ def test_mean_abs_adv_is_the_mean_weight_size():
 ])
 def test_train_rest_seeds_is_train_rest_for_every_seed(cfg):
     singles = [nt.train_rest(ns.weak_prior(), cfg, seed=s) for s in SEEDS]
-    _same_runs(nt.train_rest_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
+    _same_runs(nm.train_rest_seeds(ns.weak_prior(), cfg, seeds=SEEDS), singles,
                ["J", "reward", "kept", "dataset"])
 
 
 def test_train_rest_seeds_with_a_seed_that_never_wins_leaves_it_unchanged():
     cold = ns.cold_prior()
-    thetas, hist = nt.train_rest_seeds(cold, nt.ReSTConfig(rounds=2, targets=(13, 14, 15, 16)), seeds=[0, 1])
+    thetas, hist = nm.train_rest_seeds(cold, nt.ReSTConfig(rounds=2, targets=(13, 14, 15, 16)), seeds=[0, 1])
     assert hist["kept"].sum() == 0 and np.array_equal(thetas[0], cold) and np.array_equal(thetas[1], cold)
 
 
 def test_seed_trainers_reject_no_seeds():
     with pytest.raises(ValueError, match="seeds"):
-        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(steps=1), seeds=[])
+        nm.train_pg_seeds(ns.weak_prior(), nt.PGConfig(steps=1), seeds=[])
     with pytest.raises(ValueError, match="seeds"):
-        nt.train_rest_seeds(ns.weak_prior(), nt.ReSTConfig(rounds=1), seeds=[])
+        nm.train_rest_seeds(ns.weak_prior(), nt.ReSTConfig(rounds=1), seeds=[])
     with pytest.raises(ValueError, match="G"):
-        nt.train_pg_seeds(ns.weak_prior(), nt.PGConfig(algo="grpo", G=1), seeds=[0])
+        nm.train_pg_seeds(ns.weak_prior(), nt.PGConfig(algo="grpo", G=1), seeds=[0])
 
 
 def test_train_exact_takes_the_exact_gradient_step():
@@ -458,7 +458,7 @@ def test_trainers_reject_bad_input():
     cfg = nt.PGConfig(algo="grpo")
     cfg.G = 1                                                   # a config changed after it was checked
     with pytest.raises(ValueError, match="G"):
-        nt.train_pg_seeds(ns.weak_prior(), cfg, seeds=[0])
+        nm.train_pg_seeds(ns.weak_prior(), cfg, seeds=[0])
 
 
 _TH = np.zeros((ns.S, ns.A))
@@ -520,19 +520,19 @@ BAD_INPUTS = [
     (nt.group_update_size, ([0.5], "8"), {}, "G"),
     (nt.group_update_size, ([0.5], 8, "rloo"), {}, "algo"),
     (nt.group_update_size, ([-0.5], 8), {}, "p"),
-    (nt.train_pg_seeds, (_TH,), {"seeds": [0, -1]}, "seeds"),
-    (nt.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),
-    (nt.train_pg_seeds, (_TH,), {"seeds": []}, "seeds"),
-    (nt.train_pg_seeds, (_TH,), {"cfg": nt.ReSTConfig()}, "cfg"),
-    (nt.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "policy"),
-    (nt.train_pg_seeds, (_TH,), {"seeds": [0], "callback": 3}, "callback"),
+    (nm.train_pg_seeds, (_TH,), {"seeds": [0, -1]}, "seeds"),
+    (nm.train_pg_seeds, (_TH,), {"seeds": 3}, "seeds"),
+    (nm.train_pg_seeds, (_TH,), {"seeds": []}, "seeds"),
+    (nm.train_pg_seeds, (_TH,), {"cfg": nt.ReSTConfig()}, "cfg"),
+    (nm.train_pg_seeds, (_TH[:5],), {"seeds": [0]}, "policy"),
+    (nm.train_pg_seeds, (_TH,), {"seeds": [0], "callback": 3}, "callback"),
     (nt.estimate_bias, (_TH[:3],), {}, "thetas"),
     (nt.estimate_bias, (np.zeros((2, 2, ns.S, ns.A)),), {}, "thetas"),
     (nt.estimate_bias, ([[np.nan] * ns.A] * ns.S,), {}, "thetas"),
     (nt.estimate_bias, (_TH, "baseline"), {}, "algo"),
     (nt.estimate_bias, (_TH, "grpo", 1), {}, "G"),
-    (nt.train_rest_seeds, (_TH,), {"seeds": [1.5]}, "seeds"),
-    (nt.train_rest_seeds, (_TH,), {"cfg": None}, "cfg"),
+    (nm.train_rest_seeds, (_TH,), {"seeds": [1.5]}, "seeds"),
+    (nm.train_rest_seeds, (_TH,), {"cfg": None}, "cfg"),
     (nt.train_exact, (_TH,), {"steps": -1}, "steps"),
     (nt.train_exact, (_TH,), {"lr": 0}, "lr"),
     (nt.train_exact, (_TH,), {"eval_every": 0}, "eval_every"),

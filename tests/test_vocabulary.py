@@ -18,7 +18,7 @@ import pytest
 from toy import arith, rl
 from toy import numsearch as ns
 from toy.arith import train as part2, variant
-from toy.numsearch import train as part1
+from toy.numsearch import many as part1_many, train as part1
 from toy.tinylm import many, model as lm, train as part3
 
 _TINY = lm.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32)
@@ -45,8 +45,8 @@ class Trainer:
 
 
 TRAINERS = [
-    Trainer("Part I", part1.train_pg, part1.train_pg_seeds, ns.weak_prior, part1.PGConfig(steps=3, eval_every=1), 3),
-    Trainer("Part I", part1.train_rest, part1.train_rest_seeds, ns.weak_prior,
+    Trainer("Part I", part1.train_pg, part1_many.train_pg_seeds, ns.weak_prior, part1.PGConfig(steps=3, eval_every=1), 3),
+    Trainer("Part I", part1.train_rest, part1_many.train_rest_seeds, ns.weak_prior,
             part1.ReSTConfig(rounds=2, n_prompts=16, sft_steps=2), 2, group=False),
     Trainer("Part II", part2.train_star, part2.train_star_seeds, arith.Model,
             part2.STaRConfig(rounds=2, sft_steps=3), 2, group=False),
