@@ -117,3 +117,22 @@ def test_inplace_execution_keeps_a_backup_and_loses_nothing_on_a_full_disk(tmp_p
     assert nb.cells[1].outputs[0]["data"]["text/plain"] == "42"
     backups = list(tmp_path.glob("s03_big.ipynb.*.bak"))
     assert len(backups) == 1 and backups[0].read_bytes() == before
+
+
+def test_a_cell_that_times_out_is_that_notebooks_error_and_recording_has_no_timeout(tmp_path, monkeypatch):
+    """A cell past its time is reported on the notebook's line, the notebook left as it was (no
+    traceback that stops the other notebooks); and ``make evidence`` (``RL_BY_HAND_EVIDENCE=record``),
+    whose cells train every run the record does not hold yet, gives its cells no time limit."""
+    monkeypatch.delenv("RL_BY_HAND_EVIDENCE", raising=False)
+    assert execute_needed.cell_timeout() == 600
+    monkeypatch.setenv("RL_BY_HAND_EVIDENCE", "record")
+    assert execute_needed.cell_timeout() is None
+    path = _notebook(tmp_path / "slow.ipynb", run=False)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = "import time\ntime.sleep(30)"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    monkeypatch.setattr(execute_needed, "cell_timeout", lambda: 2)
+    name, seconds, err = execute_needed.execute(path)
+    assert name == str(path) and err and "timed out" in err and seconds < 25
+    assert path.read_bytes() == before
