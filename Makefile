@@ -103,7 +103,8 @@ claims: $(STAMP)
 	$(OTHER_ARITH) CLAIMS_RESULT=evidence/claims.json $(CLAIMS_RUN)
 
 # make evidence: Part III's notebooks executed in record mode (a run whose record is current is read,
-# a stale or missing one trained and written; ≈ 15 min on two cores after a training-code change), the
+# a stale or missing one trained and written; after a training-code change ≈ 25 min for the book's
+# notebooks and ≈ 35 min for the race's 420 runs in drafts/, on two cores, cells without a time limit), the
 # records no notebook used removed (listed), then make claims (≈ 30 min). Nothing else is rewritten:
 # the notebooks are written back atomically, each old file kept as NAME.ipynb.<time>.bak.
 EVIDENCE_USED := _build/evidence-used.txt
