@@ -176,17 +176,19 @@ def _must_be_equal(name, value):
 
 
 def digest(path):
-    """A hash of what the claims are checked against: the committed notebook's sources and the outputs
-    :func:`comparable` sees (not its timestamps). ``claims.json`` keeps it per notebook, so a
-    notebook re-executed after its check is seen."""
+    """A hash of what the claims are checked against: the committed notebook's code cells and the
+    outputs :func:`comparable` sees (not its timestamps, not its prose: the prose shows glued values,
+    and every glued value is checked). ``claims.json`` keeps it per notebook, taken when the check
+    starts, so a notebook re-executed or whose code changed after its check is seen."""
     nb = nbformat.read(path, as_version=4)
-    cells = [(c.cell_type, c.source, comparable(c.get("outputs", [])) if c.cell_type == "code" else [])
-             for c in nb.cells]
+    cells = [(c.source, comparable(c.get("outputs", []))) for c in nb.cells if c.cell_type == "code"]
     return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------- executing
-def _execute(path, env=None, timeout=3600):
+def _execute(path, env=None, timeout=None):
+    """Execute a fresh copy of ``path``; no time limit by default (§III.8's race trains its 420 runs
+    in two cells when nothing is read from the record: more than an hour under another arithmetic)."""
     from nbclient import NotebookClient
     nb = nbformat.read(path, as_version=4)
     fresh = copy.deepcopy(nb)

@@ -7,13 +7,14 @@ if not os.environ.get("RL_BY_HAND_CLAIMS"):
 
 
 # make claims: the result, for the evidence record it checked, in $CLAIMS_RESULT (evidence/claims.json)
-_RESULTS = {}
+_RESULTS, _DIGESTS = {}, {}
 
 
 def pytest_runtest_logreport(report):
     if os.environ.get("CLAIMS_RESULT") and report.when == "call":
         nb = report.nodeid.split("[", 1)[-1].rstrip("]")
         _RESULTS[nb] = "passed" if report.passed else "failed: " + str(report.longrepr).strip().splitlines()[-1][:300]
+        _DIGESTS[nb] = dict(report.user_properties).get("digest")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -43,7 +44,7 @@ def pytest_sessionfinish(session, exitstatus):
     book = {str(p.relative_to(root)) for p in root.glob("notebooks/part*/*.ipynb")}
     notebooks = {k: v for k, v in before.get("notebooks", {}).items()                # a notebook no longer
                  if isinstance(v, dict) and k in book} if same else {}              # in the book is dropped
-    notebooks.update({nb: {"result": r, "digest": claims.digest(root / nb)} for nb, r in _RESULTS.items()})
+    notebooks.update({nb: {"result": r, "digest": _DIGESTS.get(nb)} for nb, r in _RESULTS.items()})
     result = {"evidence": probe[1], "arithmetic": probe[0], "notebooks": dict(sorted(notebooks.items())),
               "passed": exitstatus == 0 and set(notebooks) >= book
               and all(v["result"] == "passed" for v in notebooks.values())}

@@ -16,6 +16,7 @@ NOTEBOOKS = os.environ.get("CLAIMS_NOTEBOOKS", "").split() or \
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
-def test_claims_hold(notebook):
+def test_claims_hold(notebook, record_property):
+    record_property("digest", claims.digest(ROOT / notebook))    # what is checked, as the check starts
     problems = claims.check(ROOT / notebook)
     assert not problems, "\n".join(problems)
