@@ -233,6 +233,30 @@ def test_claims_result_names_a_notebook_changed_after_its_check(tmp_path, monkey
     assert len(problems) == 1 and one in problems[0] and "NB=" in problems[0]
 
 
+def test_the_claims_digest_sees_code_and_outputs_not_prose(tmp_path):
+    """What claims.json's digest covers is what the claims check: the code cells and their outputs
+    (a re-execution or a code change is seen); a prose edit is not (every glued value is checked)."""
+    import nbformat
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import claims
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("x = 1\nprint(x)")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("The value is 1."), code]
+    path = tmp_path / "a.ipynb"
+
+    def digest():
+        nbformat.write(nb, path)
+        return claims.digest(path)
+    before = digest()
+    nb.cells[0].source = "The value, glued, is one."
+    assert digest() == before                                 # prose
+    code.outputs[0].text = "2\n"
+    assert digest() != before                                 # an output
+    code.outputs[0].text, code.source = "1\n", "x = 1\nprint(x)  # same"
+    assert digest() != before                                 # the code
+
+
 def test_the_committed_record_is_current():
     """Every committed record's seal, key, weights, pool and measurements are current for the toy
     code as committed: a change to a file a measurement depends on (e.g. toy/metrics.py under
