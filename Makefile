@@ -105,7 +105,7 @@ claims: $(STAMP)
 # make evidence: Part III's notebooks executed in record mode (a run whose record is current is read,
 # a stale or missing one trained and written; after a training-code change ≈ 25 min for the book's
 # notebooks and ≈ 35 min for §III.8's 420 race runs, on two cores, cells without a time limit), the
-# records no notebook used removed (listed), then make claims (≈ 30 min). Nothing else is rewritten:
+# records no notebook used removed (listed), then make claims (≈ 30 min, plus CLAIMS_S08 for §III.8's race). Nothing else is rewritten:
 # the notebooks are written back atomically, each old file kept as NAME.ipynb.<time>.bak.
 EVIDENCE_USED := _build/evidence-used.txt
 
