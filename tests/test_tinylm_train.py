@@ -591,9 +591,10 @@ def test_each_loss_variant_trains_on_rl_policy_loss_by_a_plain_loop(name):
                                       ("bnpo_1", dict(loss_type="bnpo", micro_batch=1))])
 def test_at_one_update_per_batch_the_variants_are_grpo(name, kw):
     """μ = 1: the ratio is exactly 1 at the only update, so GSPO (even with its clip of 3e-4),
-    CISPO, δ, SAPO (its gate's slope is 1 at ρ = 1, whatever τ) and bnpo with micro-batches of one answer train exactly as GRPO: 3 steps, the same
-    samples, the parameters equal to 1e-10 (float64; the sums run in another order, and Adam
-    divides the rounding of a zero gradient, the key bias's, by ε = 1e-8)."""
+    CISPO, δ, SAPO (its gate's slope is 1 at ρ = 1, whatever τ) and bnpo with micro-batches of
+    one answer train exactly as GRPO: 3 steps, the same samples, the parameters equal to 1e-10
+    (float64; the sums run in another order, and Adam divides the rounding of a zero gradient, the
+    key bias's, by ε = 1e-8)."""
     m = M.TinyLM(M.ModelConfig(n_layer=1, n_embd=16, n_head=2, mlp_hidden=32), seed=0, dtype=np.float64)
     base = dict(steps=3, n_prompts=4, G=4, mu=1, lr=3e-2)
     want, hw = T.train_rl(m, T.RLConfig(**base), seed=1, reward_fn=_half, progress=False)
