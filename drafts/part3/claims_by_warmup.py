@@ -58,7 +58,7 @@ def report(worlds):
         for n in ("CISPO", "SAPO", "GSPO, clip 0.2", "CISPO, cap 0.2", "DAPO token mean", "BNPO", "no ÷σ"):
             d = final[w][n] - final[w]["GRPO"]
             print(f"    {n:16s} final − GRPO per warm-up: " +
-                  "  ".join("%+.4f ± %.4f" % (d[k::3].mean(), d[k::3].std(ddof=1) / np.sqrt(len(d[k::3]))) for k in range(3)))
+                  "  ".join("%+.4f ± %.4f" % mean_se(d[k::3]) for k in range(3)))
 
 
 if __name__ == "__main__":
