@@ -35,8 +35,8 @@ def other_warmup():
 
 def final_and_ratios(name):
     runs = train_rl_many(START, [variants.race_configs()[name]] * len(SEEDS), SEEDS, progress=False)
-    return (name, np.array([h["accuracy"][-10:].mean() for _, h in runs]),
-            np.array([np.nanmax(h["ratio_max"]) for _, h in runs]))
+    return (name, np.array([np.mean(h["accuracy"][-10:]) for _, h in runs]),
+            np.array([np.nanmax(np.asarray(h["ratio_max"], float)) for _, h in runs]))
 
 
 if __name__ == "__main__":
