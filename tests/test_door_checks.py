@@ -46,6 +46,7 @@ CASES = [
     (lambda: ledger.verdict("yes"), "ok"),                                   # was: "reproduced"
     (lambda: prose.pm(0.5, 0.1, signed="yes"), "signed"),
     (lambda: variants.race_configs("yes"), "controls"),
+    (lambda: variants.race_configs(far=1), "far"),
     (lambda: variants.race(names="GRPO"), "names"),                         # a string, not a list of arms
     (lambda: tf.paired_differences(_AX, ["a", "b"], [(0.1, 0.01, 0.02)]), "pairs"),
     (lambda: tf.paired_differences(_AX, "ab", [(0.1, 0.01, 0.02)] * 2), "names"),

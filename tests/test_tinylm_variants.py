@@ -40,6 +40,9 @@ def test_each_arm_changes_only_its_own_fields():
     assert _changed(ctrl["top 20 % entropy, per micro-batch"], base) == {"top_entropy_quantile", "entropy_micro_batches"}
     assert 32 * 8 == base.n_prompts * base.G                                  # micro-batches of 8 answers (TRL's default)
     assert set(V.REWARDS) == {"RLOO"}                     # RLOO = "no ÷σ" on the reward × 8/7, nothing else
+    far = V.race_configs(far=True)
+    assert set(far) == {"GRPO", "CISPO", "SAPO", "δ = 4"}                    # the off-policy knobs and GRPO
+    assert all(_changed(far[n], cfgs[n]) == {"lr"} and far[n].lr == 4 * base.lr for n in far)   # only the lr, × 4
 
 
 def test_rloo_reward_gives_rloo_advantages_exactly():
@@ -72,6 +75,12 @@ def test_every_arm_runs_on_the_same_seeds_over_the_same_warmups(monkeypatch):
         V.race(names=["GSPO, clip 0.2"])                                     # a control, not an arm of RACE
     with pytest.raises(ValueError, match="n_seeds"):
         V.race(n_seeds=2)
+    calls.clear()
+    V.race(far=True)
+    assert [c[0] for c in calls] == list(V.race_configs(far=True).values())
+    assert all(c[1] == list(range(12)) and c[2] == 3 for c in calls)         # four seeds on each of 3 warm-ups
+    with pytest.raises(ValueError, match="far"):
+        V.race(controls=True, far=True)
 
 
 def _facts():

@@ -29,7 +29,9 @@ range: the ratio or the range?), ``no ÷σ`` (Dr. GRPO's advantage with GRPO's l
 its factor 8/7, and Dr. GRPO without its normaliser), ``CISPO, cap 0.2`` (TRL's default cap, a
 weight 5 times smaller than the cap 5's where ρ ≈ 1: does Adam divide it out over a whole run?) and
 ``top 20 % entropy, per micro-batch`` (the threshold per micro-batch of 8 answers, as TRL takes it,
-instead of over the batch). ``SETTINGS`` names each arm's TRL 1.16.0 and
+instead of over the batch). ``FAR`` is the race's off-policy arms again at four times the learning
+rate (``FAR_LR``), on ``N_FAR`` seeds: each of the μ = 4 updates on a batch moves the policy about
+four times as far, so that the ratios leave 1 far more than in the race (do the knobs act then?). ``SETTINGS`` names each arm's TRL 1.16.0 and
 verl 0.9.1 setting, each with the tags of ``book/toy_to_real.md``'s checked facts
 (``tests/test_tinylm_variants.py`` checks that every tag and every setting is on that page).
 
@@ -42,7 +44,8 @@ from . import task
 from .._check_args import integer
 from .train import RLConfig
 
-__all__ = ["RACE", "RACE_BASE", "CONTROLS", "REWARDS", "SETTINGS", "N_SEEDS", "WARMUPS", "rloo_reward",
+__all__ = ["RACE", "RACE_BASE", "CONTROLS", "FAR", "FAR_LR", "N_FAR", "REWARDS", "SETTINGS", "N_SEEDS", "WARMUPS",
+           "rloo_reward",
            "race_configs", "race"]
 
 RACE_BASE = dict(algo="grpo", steps=100, n_prompts=32, G=8, lr=1e-4, mu=4)
@@ -73,6 +76,8 @@ CONTROLS = {                                               # runs that isolate a
     "CISPO, cap 0.2": dict(loss_mode="cispo", eps_low=1.0, cispo_cap=0.2),   # TRL's default cap: does its size matter?
     "top 20 % entropy, per micro-batch": dict(top_entropy_quantile=0.2, entropy_micro_batches=32),   # TRL's threshold
 }
+FAR_LR, N_FAR = 4e-4, 12                                   # four times the race's lr; four seeds on each warm-up
+FAR = {name: {**RACE[name], "lr": FAR_LR} for name in ("GRPO", "CISPO", "SAPO", "δ = 4")}   # ratios run far
 REWARDS = {"RLOO": rloo_reward}                            # an arm's reward, if not the verifier's
 
 # Each arm's setting in TRL 1.16.0 (GRPOConfig) and verl 0.9.1, from book/toy_to_real.md (tags: its
@@ -118,26 +123,30 @@ SETTINGS = {
 }
 
 
-def race_configs(controls=False):
-    """{name: RLConfig} of the race (``controls``: of the control runs instead)."""
-    if not isinstance(controls, bool):
-        raise ValueError(f"controls must be True or False, got {controls!r}")
-    return {name: RLConfig(**{**RACE_BASE, **kw}) for name, kw in (CONTROLS if controls else RACE).items()}
+def race_configs(controls=False, far=False):
+    """{name: RLConfig} of the race (``controls``: of the control runs instead; ``far``: of ``FAR``)."""
+    for arg, value in (("controls", controls), ("far", far)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{arg} must be True or False, got {value!r}")
+    if controls and far:
+        raise ValueError("far must be False when controls is True (FAR is its own group of runs)")
+    group = FAR if far else CONTROLS if controls else RACE
+    return {name: RLConfig(**{**RACE_BASE, **kw}) for name, kw in group.items()}
 
 
-def race(controls=False, names=None, n_seeds=N_SEEDS):
-    """Every run of the race (or of its controls; ``names``: only these arms), ``n_seeds`` RL seeds
-    (``toy.seeds.seeds``) over ``WARMUPS`` warm-ups each, read from the evidence record (trained, two
-    processes at a time, where it does not hold them): {name: (policies, history)}, ``history[key]``
-    an array (seeds, steps)."""
+def race(controls=False, names=None, n_seeds=None, far=False):
+    """Every run of the race (or of its controls, or of ``FAR`` with ``far=True``; ``names``: only
+    these arms), ``n_seeds`` RL seeds (``toy.seeds.seeds``; ``N_SEEDS``, for ``FAR`` ``N_FAR``) over
+    ``WARMUPS`` warm-ups each, read from the evidence record (trained, two processes at a time,
+    where it does not hold them): {name: (policies, history)}, ``history[key]`` an array (seeds, steps)."""
     from .. import seeds
     from .cache import cached_train_rl_seeds
-    cfgs = race_configs(controls)
+    cfgs = race_configs(controls, far)
     if names is not None:
         if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n in cfgs for n in names):
-            raise ValueError(f"names must be a list of arms of {'CONTROLS' if controls else 'RACE'} "
-                             f"({', '.join(cfgs)}), got {names!r}")
+            group = "FAR" if far else "CONTROLS" if controls else "RACE"
+            raise ValueError(f"names must be a list of arms of {group} ({', '.join(cfgs)}), got {names!r}")
         cfgs = {n: cfgs[n] for n in names}
-    n_seeds = integer(n_seeds, "n_seeds", lo=WARMUPS)
+    n_seeds = integer((N_FAR if far else N_SEEDS) if n_seeds is None else n_seeds, "n_seeds", lo=WARMUPS)
     return {name: cached_train_rl_seeds(cfg, seeds.seeds(n_seeds), warmups=WARMUPS, reward_fn=REWARDS.get(name))
             for name, cfg in cfgs.items()}
