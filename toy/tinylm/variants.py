@@ -29,11 +29,12 @@ range: the ratio or the range?), ``no ÷σ`` (Dr. GRPO's advantage with GRPO's l
 its factor 8/7, and Dr. GRPO without its normaliser), ``CISPO, cap 0.2`` (TRL's default cap, a
 weight 5 times smaller than the cap 5's where ρ ≈ 1: does Adam divide it out over a whole run?) and
 ``top 20 % entropy, per micro-batch`` (the threshold per micro-batch of 8 answers, as TRL takes it,
-instead of over the batch). ``FAR`` is the race's off-policy arms again at four times the learning
-rate (``FAR_LR``), on ``N_FAR`` seeds: each of the μ = 4 updates on a batch moves the policy about
-four times as far, so that the ratios leave 1 far more than in the race (do the knobs act then?). ``SETTINGS`` names each arm's TRL 1.16.0 and
-verl 0.9.1 setting, each with the tags of ``book/toy_to_real.md``'s checked facts
-(``tests/test_tinylm_variants.py`` checks that every tag and every setting is on that page).
+instead of over the batch). ``FAR`` is GRPO and the race's off-policy arms again at four times the
+learning rate (``FAR_LR``), on ``N_FAR`` seeds: each of the μ = 4 updates on a batch moves the
+policy about four times as far, so that the ratios leave 1 far more than in the race (do the knobs
+act then?). ``SETTINGS`` names each arm's TRL 1.16.0 and verl 0.9.1 setting, each with the tags of
+``book/toy_to_real.md``'s checked facts (``tests/test_tinylm_variants.py`` checks that every tag and
+every setting is on that page).
 
 Use::
 
@@ -45,8 +46,7 @@ from .._check_args import integer
 from .train import RLConfig
 
 __all__ = ["RACE", "RACE_BASE", "CONTROLS", "FAR", "FAR_LR", "N_FAR", "REWARDS", "SETTINGS", "N_SEEDS", "WARMUPS",
-           "rloo_reward",
-           "race_configs", "race"]
+           "rloo_reward", "race_configs", "race"]
 
 RACE_BASE = dict(algo="grpo", steps=100, n_prompts=32, G=8, lr=1e-4, mu=4)
 N_SEEDS, WARMUPS = 30, 3                                   # seeds.seeds(30): ten on each of three warm-ups
