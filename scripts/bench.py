@@ -145,7 +145,8 @@ def part3(steps=200, seeds=10):
     cached and recorded run goes through), ten seeds through ``cached_train_rl_many``,
     and the matmul floor. Prints each against its budget; returns the number over."""
     import shutil
-    from toy.tinylm import cache as tc, many, runs, train as tt
+    from toy.record import cache as tc
+    from toy.tinylm import many, runs, train as tt
     bad = 0
     cpus = _pin_one_cpu()
     print(f"Part III trainer ({'one core: CPU %d' % sorted(os.sched_getaffinity(0))[0] if cpus else 'not pinned'}):")

@@ -43,6 +43,8 @@ def main(paths):
         except CellExecutionError as e:
             failed += 1
             print(f"fresh seeds: {p} failed: {str(e).strip().splitlines()[-1]}")
+    if "--no-summary" in sys.argv:
+        return 1 if failed else 0
     for f in sorted((ROOT / "evidence" / "fresh").glob("*.json")):
         rows = json.loads(f.read_text(encoding="utf-8"))["rows"]
         print(f"  {f.relative_to(ROOT)}: {len(rows)} experimental rows kept")
@@ -50,4 +52,4 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main([a for a in sys.argv[1:] if a != "--no-summary"]))

@@ -11,7 +11,8 @@ from toy import _check_args as ca
 from toy import arith
 from toy.arith import train as arith_train
 from toy.numsearch import train as numsearch_train
-from toy.tinylm import cache, model, train
+from toy.record import cache
+from toy.tinylm import model, train
 
 WIDTHS_INT = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
 WIDTHS_FLOAT = (np.float16, np.float32, np.float64, np.longdouble)

@@ -4,7 +4,7 @@ and one that lets ``cached_train_rl_seeds`` do it must start seed s from the sam
 import pytest
 
 from toy import seeds
-from toy.tinylm import cache
+from toy.record import cache
 
 
 def test_the_book_seeds_are_the_literal_ones(monkeypatch):

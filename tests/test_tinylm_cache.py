@@ -1,16 +1,12 @@
 """Tests of toy.tinylm.cache: the round trip, rebuilding a bad file, shareable files, an
 unusable cache directory, the cache key (the code training imports, a code change), RL runs."""
-import os
 import shutil
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from toy.tinylm import cache, store
+from toy.record import cache
 from toy.tinylm import model as M
 from toy.tinylm import many as MANY, train as T
 
@@ -75,52 +71,6 @@ def test_unusable_cache_dir_warns_once_and_keeps_the_model(tmp_path, monkeypatch
     for k, v in m1.state_dict().items():
         np.testing.assert_array_equal(v, m2.state_dict()[k])
     np.testing.assert_array_equal(h["loss"], h2["loss"])
-
-
-def test_code_files_cover_every_function_training_runs():
-    """The cache (and evidence) key covers every toy source file whose code runs while training
-    (traced, in a fresh interpreter, over SFT and RL runs of every kind), and not the cache, the
-    record or the plots, which only re-export or store what training computes."""
-    script = """
-import sys
-from toy.tinylm import many as MANY, model as M, train as T
-files = set()
-def prof(frame, event, arg):
-    if event == "call":
-        files.add(frame.f_code.co_filename)
-TINY = M.ModelConfig(n_layer=1, n_head=2, n_embd=8, mlp_hidden=12)
-sys.setprofile(prof)
-sft, _ = T.train_sft(T.SFTConfig(model=TINY, steps=2, batch_size=4), progress=False)
-for kw in ({}, {"algo": "rft"}, {"algo": "dr_grpo", "beta": 0.1}, {"algo": "ppo", "mu": 2, "kl_coef": 0.1},
-           {"mu": 2, "ratio_level": "sequence"}, {"mu": 2, "loss_mode": "cispo", "eps_low": 1.0},
-           {"mu": 2, "top_entropy_quantile": 0.5}, {"loss_type": "bnpo", "micro_batch": 2}):
-    cfg = T.RLConfig(steps=2, n_prompts=2, G=2, **kw)
-    T.train_rl(sft, cfg, seed=0, progress=False), MANY.train_rl_many(sft, [cfg], [0], progress=False)
-sys.setprofile(None)
-print("\\n".join(sorted(f for f in files if "/toy/" in f)))
-"""
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    ran = {str(Path(f).resolve()) for f in out}
-    keyed = {str(f) for f in store.training_files()}
-    assert ran and ran <= keyed, sorted(ran - keyed)
-    assert not {n for n in ("cache.py", "evidence.py", "store.py", "figures.py") if any(k.endswith("/" + n) for k in keyed)}
-
-
-def test_code_change_changes_the_cache_key(tmp_path):
-    """A one-line change to the SFT schedule gives another key (so a warm cache cannot hide it)."""
-    src = Path(cache.__file__).resolve().parent.parent
-    shutil.copytree(src, tmp_path / "toy", ignore=shutil.ignore_patterns("__pycache__"))
-    script = ("from toy.tinylm import cache, train; print(cache.config_hash(train.SFTConfig()))")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    key = lambda: subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
-                                 capture_output=True, text=True, check=True).stdout.strip()
-    before = key()
-    assert before == cache.config_hash(T.SFTConfig())        # the copy hashes like the original
-    train_py = tmp_path / "toy" / "tinylm" / "train.py"
-    text = train_py.read_text()
-    assert "def _lr_at" in text
-    train_py.write_text(text + "\n_ONE_MORE_LINE = 0.2\n")
-    assert key() != before
 
 
 def test_cached_rl_run(tmp_path, monkeypatch):

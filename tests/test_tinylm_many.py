@@ -9,7 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from toy.tinylm import cache, many as MANY, train as T
+from toy.record import cache
+from toy.tinylm import many as MANY, train as T
 
 BASE = dict(steps=3, n_prompts=4, G=4, lr=3e-2)
 CASES = {

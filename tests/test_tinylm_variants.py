@@ -62,7 +62,7 @@ def test_rloo_reward_gives_rloo_advantages_exactly():
 
 
 def test_every_arm_runs_on_the_same_seeds_over_the_same_warmups(monkeypatch):
-    from toy.tinylm import cache
+    from toy.record import cache
     calls = []
     monkeypatch.setattr(cache, "cached_train_rl_seeds",
                         lambda cfg, seeds, warmups, reward_fn: calls.append((cfg, list(seeds), warmups, reward_fn)))

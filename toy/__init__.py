@@ -30,14 +30,16 @@ The three worlds (each: an environment or model, and its trainers):
   ``rl.policy_loss``), ``variant`` (the rare-method world of §II.6), ``figures``.
 - Part III, the thinking model: ``toy.tinylm`` (task, a textbook transformer in ``model`` and its
   speed path in ``runs``, many runs at once, SFT and GRPO / Dr. GRPO / RFT / PPO in ``train``,
-  evals, rewards, the disk cache); ``toy.length_toy`` (§III.4's length bias).
+  evals, rewards); ``toy.length_toy`` (§III.4's length bias).
+- The record of the heavier runs, apart from the worlds: ``toy.record`` (keys, the evidence record,
+  the disk cache, the proof by re-training; ``toy.tinylm`` re-exports what a notebook calls).
 
 The book's tools: ``toy.plots`` (style and figure helpers), ``toy.widgets`` (sliders, live and
 static), ``toy.check`` (exercise checkers), ``toy.ledger`` (the reproduction ledgers),
 ``toy.show`` (a function's source in a notebook), ``toy.glue`` (numbers for the prose, rounded
 to what the prose shows), ``toy.numerics()`` (which arithmetic this process computes with: the
 book's reference, or not and why; ``toy.machine``), ``toy.parallel`` (independent seeded
-runs on both cores, the same numbers as one after another), ``toy.progress`` (a progress bar
+runs on both cores through joblib, the same numbers as one after another), ``toy.progress`` (a progress bar
 only a person running the notebook sees).
 """
 from ._blas import one_blas_thread

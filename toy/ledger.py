@@ -166,9 +166,9 @@ class Ledger:
         path = seeds.fresh_file(name)
         rows = [r for r in self.rows if r["kind"] == "experiment"]
         if seeds.fresh():
-            seeds.write_json(path, {"seeds": f"RL seeds from {seeds.FRESH_BASE}, warm-ups {seeds.FRESH_BASE} + w",
-                                    "rows": {self._key(r): {"finding": self._finding(r), "book": r["book"]}
-                                             for r in rows}})
+            seeds.write_json(path, seeds.seal({"seeds": f"RL seeds from {seeds.FRESH_BASE}, warm-ups {seeds.FRESH_BASE} + w",
+                                               "rows": {self._key(r): {"finding": self._finding(r), "book": r["book"]}
+                                                        for r in rows}}))
         kept = json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else {}
         same = compared = 0
         for r in rows:

@@ -6,6 +6,7 @@ on a disjoint set: RL seeds from ``FRESH_BASE`` on and warm-ups ``FRESH_BASE + 0
 verdict is tested on runs and warm-ups the book never used. The ledger keeps the fresh verdicts
 (``toy.ledger.Ledger.fresh_seeds``) and shows, row by row, whether the book's verdict replicated.
 """
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 FRESH_BASE = 1000
 ENV = "RL_BY_HAND_SEEDS"
 
-__all__ = ["FRESH_BASE", "fresh", "base", "seeds", "warmup", "fresh_file"]
+__all__ = ["FRESH_BASE", "fresh", "base", "seeds", "warmup", "fresh_file", "seal", "sealed"]
 
 
 def fresh():
@@ -45,11 +46,27 @@ def warmup(w):
 
 
 def fresh_file(name):
-    """Where the fresh verdicts of ledger ``name`` are kept: ``evidence/fresh/<name>.json``."""
+    """Where the fresh verdicts of ledger ``name`` are kept: ``evidence/fresh/<name>.json``
+    (``$TOY_FRESH_DIR/<name>.json`` where set: ``make evidence-check`` derives them again there)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a short identifier, got {name!r}")
+    if os.environ.get("TOY_FRESH_DIR"):
+        return Path(os.environ["TOY_FRESH_DIR"]) / f"{name}.json"
     root = Path(os.environ.get("TOY_EVIDENCE_DIR") or Path(__file__).resolve().parent.parent / "evidence")
     return root / "fresh" / f"{name}.json"
+
+
+def seal(data):
+    """``data`` (a fresh-verdict file's content) with its ``seal``: a sha256 over the rest, against a
+    hand edit (what proves the verdicts is deriving them again: ``make evidence-check``)."""
+    body = {k: v for k, v in data.items() if k != "seal"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return {**body, "seal": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def sealed(data):
+    """True if ``data`` carries the seal of its content."""
+    return isinstance(data, dict) and data.get("seal") == seal(data)["seal"]
 
 
 def write_json(path, data):

@@ -13,9 +13,9 @@ import numpy as np
 
 from toy.metrics import mean_se
 from toy.tinylm import SFTConfig, variants
-from toy.tinylm.cache import cache_dir, config_hash
+from toy.record.cache import cache_dir, config_hash
 from toy.tinylm.many import train_rl_many
-from toy.tinylm.store import load_model
+from toy.record.models import load_model
 
 WARMUP = 1
 SEEDS = list(range(WARMUP, variants.N_SEEDS, variants.WARMUPS))      # the race's seeds on that warm-up

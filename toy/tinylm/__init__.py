@@ -10,9 +10,11 @@ RL on a right/wrong reward alone, to think before it answers.
 - ``toy.tinylm.many``      ``train_rl_many``: that loop for many runs at once on the speed path, each
                            equal to ``train_rl``'s run (what every cached and recorded run goes through)
 - ``toy.tinylm.evals``     accuracy by format, pass@k, thinking budgets
-- ``toy.tinylm.cache``     the SFT model and RL runs cached on disk (``warmup_model()``, ``cached_train_rl_seeds``)
-- ``toy.tinylm.evidence``  the book's evidence record: Part III's runs computed once, committed in
-                           ``evidence/`` and read by the notebooks (``make evidence``, ``make evidence-check``)
+
+The record and the cache live in their own package, ``toy.record`` (the book's evidence record:
+Part III's runs computed once, committed in ``evidence/`` and read by the notebooks; the local model
+cache); the names a notebook calls (``warmup_model()``, ``cached_train_rl_seeds``, ``measured``, ...)
+are re-exported here.
 
 Typical use::
 
@@ -30,15 +32,26 @@ Sizes: 70,720 parameters (2 layers, C = 64, 4 heads, MLP 128, 27 learned positio
 Speed: ``make bench`` prints the current times (one 200-step GRPO run on one core, ten seeds
 through ``cached_train_rl_many``, the matmul floor of a step).
 """
-from .cache import (Run, cache_dir, cached_train_rl, cached_train_rl_many, cached_train_rl_seeds, load_model,
-                    save_model, warmup_configs, warmup_model)
-from .evidence import RecordedPolicy, measured, use_record
 from .evals import evaluate, pass_at_k_curve, thinking_budget
 from .model import Adam, ModelConfig, TinyLM
 from .task import (TEACHER_CHAIN_ACC, decode, encode, make_prompts, parse_answer,
                    teacher_answers, verify, verify_batch)
 from .many import train_rl_many, train_rl_seeds
 from .train import CurriculumSampler, PoolSampler, RLConfig, SFTConfig, exact_reward, rollout, train_rl, train_sft
+
+# the record's names a notebook calls, from toy.record (imported when first used: toy.record imports
+# this package, not the other way round)
+_RECORD = {"cache": ("Run", "cache_dir", "cached_train_rl", "cached_train_rl_many", "cached_train_rl_seeds",
+                     "warmup_configs", "warmup_model"),
+           "evidence": ("RecordedPolicy", "measured", "use_record"), "models": ("load_model", "save_model")}
+
+
+def __getattr__(name):
+    import importlib
+    for module, names in _RECORD.items():
+        if name in names:
+            return getattr(importlib.import_module(f"toy.record.{module}"), name)
+    raise AttributeError(f"module 'toy.tinylm' has no attribute {name!r}")
 
 __all__ = [
     "Run", "RecordedPolicy", "measured", "use_record", "PoolSampler",

@@ -7,7 +7,7 @@ from ..prob import sample_categorical
 from .._blas import single_thread_blas
 from .._check_args import flag, has_methods, int_array, integer, real, seed as check_seed
 from . import runs
-from .evidence import measured
+from ..record.evidence import measured
 from .model import TinyLM
 from .task import (MAX_ANSWER_LEN, N_DIGITS, STOI, check_digits, make_prompts, n_digits, prompts_of,
                    true_answers, verify_tokens)

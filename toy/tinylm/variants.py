@@ -140,7 +140,7 @@ def race(controls=False, names=None, n_seeds=None, far=False):
     ``WARMUPS`` warm-ups each, read from the evidence record (trained, two processes at a time,
     where it does not hold them): {name: (policies, history)}, ``history[key]`` an array (seeds, steps)."""
     from .. import seeds
-    from .cache import cached_train_rl_seeds
+    from ..record.cache import cached_train_rl_seeds
     cfgs = race_configs(controls, far)
     if names is not None:
         if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n in cfgs for n in names):
