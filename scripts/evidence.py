@@ -134,7 +134,7 @@ def _retrain(rid, write):
     ev = _ev()
     rec = ev._read(rid)
     if rec is None:
-        return [f"no record evidence/runs/{rid}.json"], None
+        return [f"no record {rid} in evidence/manifest.json"], None
     spec, bad = rec["spec"], []
     if spec["kind"] == "sft":
         from toy.tinylm.train import train_sft
@@ -218,7 +218,7 @@ def check_keys(recs):
             out.append((rid, "its seal does not match its content (edited by hand?)", fix_one(rid)))
             continue
         if ev.spec_id(rec["spec"]) != rid or rec.get("id") != rid:
-            out.append((rid, f"its file name is not its spec's ({ev.spec_id(rec['spec'])})",
+            out.append((rid, f"its name is not its spec's ({ev.spec_id(rec['spec'])})",
                         "python scripts/evidence.py prove (renames it)"))
         if rec.get("code") != ev.code_key(rec["spec"]):
             out.append((rid, f"stale: computed by other training code ({rec.get('code')}, now "
@@ -328,8 +328,9 @@ def fresh_flagged(count, base=None):
             paths = {c.split("\t", 1)[1]: c[0] for c in changes if "\t" in c}
             if paths.get(rel) != "M" or (LEDGERS[name] in paths and not base) or not parent:
                 continue
-            rows = history._blobs(top, [f"{parent}:{rel}", f"{commit}:{rel}"])
-            if (rows[f"{parent}:{rel}"] or {}).get("rows") != (rows[f"{commit}:{rel}"] or {}).get("rows"):
+            got = history._blobs(top, [f"{parent}:{rel}", f"{commit}:{rel}"])
+            rows = [(history._json(got[f"{c}:{rel}"]) or {}).get("rows") for c in (parent, commit)]
+            if rows[0] != rows[1]:
                 out.setdefault(name, f"its rows changed in {commit[:12]}" + ("" if base else " while its ledger's code did not"))
     return out
 
@@ -397,18 +398,15 @@ def _rename_all():
         return 0
     with ev._locked():
         for old, new in moves.items():
-            rec = recs[old]
-            rec["id"] = new
-            if rec.get("weights"):
+            if recs[old].get("weights"):
                 model, _ = ev.load_model(ev._model_path(old))
                 ev.save_model(model, ev._model_path(new), meta={"id": new})
-            ev._save(rec)
-        for rid, rec in ev.records().items():
-            if rec.get("prefix_of") in moves:
-                rec["prefix_of"] = moves[rec["prefix_of"]]
-                ev._save(rec)
+        ev._remove(moves)
+        for rec in recs.values():
+            rec["id"] = moves.get(rec["id"], rec["id"])
+            rec["prefix_of"] = moves.get(rec.get("prefix_of"), rec.get("prefix_of"))
+        ev._save(*recs.values())
         for old in moves:
-            ev._path(old).unlink()
             if ev._model_path(old).exists() and old not in moves.values():
                 ev._model_path(old).unlink()
     return len(moves)
@@ -419,13 +417,13 @@ def _rekey(ids, measured_by):
     measurements by the functions in ``measured_by``, which the re-training computed again)."""
     ev = _ev()
     with ev._locked():
-        for rid in ids:
-            rec = ev._read(rid)
+        recs = [ev._read(rid) for rid in ids]
+        for rec in recs:
             rec["code"] = ev.code_key(rec["spec"])
             for entry in rec.get("measurements", {}).values():
                 if entry["qualname"] in measured_by:
                     entry["code"] = ev.measure_code(entry.get("source"), entry["qualname"])
-            ev._save(rec)
+        ev._save(*recs)
     return len(ids)
 
 
@@ -551,10 +549,10 @@ def main(argv):
         return 0
     used = set(Path(argv[1]).read_text().split())
     gone = [rid for rid in recs if rid not in used]
+    with ev._locked():
+        ev._remove(gone)
     for rid in gone:
-        for p in (ev.evidence_dir() / "runs" / f"{rid}.json", ev.evidence_dir() / "models" / f"{rid}.npz"):
-            if p.exists():
-                p.unlink()
+        ev._model_path(rid).unlink(missing_ok=True)
     pools = {json.dumps(r["spec"].get("sampler"), sort_keys=True) for rid, r in recs.items() if rid in used}
     for p in (ev.evidence_dir() / "pools").glob("*.json"):
         if not any(p.stem in s for s in pools):

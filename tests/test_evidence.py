@@ -4,7 +4,6 @@ the shorter run trained alone); measurements are read back; a record whose numbe
 whose training code changed, or whose run no longer reproduces fails ``scripts/evidence.py check``,
 which names it; a forgery committed to git is re-trained and named; a refactor is proven by one run
 per arm and re-keyed, and a change that only one arm's branch takes leaves that arm stale."""
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +37,7 @@ def _record(tmp_path, monkeypatch, mode):
     monkeypatch.setenv("TOY_EVIDENCE_DIR", str(tmp_path / "ev"))
     monkeypatch.setenv("TOY_CACHE_DIR", str(tmp_path / f"cache-{mode}"))
     monkeypatch.setenv("RL_BY_HAND_EVIDENCE", mode)
-    monkeypatch.setattr(evidence, "_INDEX", {})
+    evidence.forget()
     monkeypatch.setattr(cache, "_memory", {})
 
 
@@ -83,6 +82,15 @@ def test_a_prefix_is_the_shorter_run(tmp_path, monkeypatch):
                 np.testing.assert_array_equal(np.asarray(long[k])[:3], np.asarray(short[k]), err_msg=f"{kw} {k}")
 
 
+def by_hand(rid, change):
+    """Edit record ``rid`` as a person would, in its file, seal untouched."""
+    rec = evidence._read(rid)
+    change(rec)
+    with evidence._locked():
+        evidence._write([rec])
+    return rec
+
+
 def _check(*args, env=None):
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "evidence.py"), "check", "--no-claims", *args],
                           capture_output=True, text=True, env=env, cwd=ROOT)
@@ -99,19 +107,15 @@ def recorded(tmp_path, monkeypatch):
 
 def test_check_passes_then_names_an_edited_record(recorded):
     ev, env = recorded
-    every = sorted(p.stem for p in (ev / "runs").glob("*.json"))
+    every = sorted(evidence.records())
     ok = _check("--only", *every, env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.count("\nok  ") + ok.stdout.startswith("ok  ") == len(every)
-    rid = next(r for r in every if r.startswith("grpo") and json.loads((ev / "runs" / f"{r}.json").read_text())["history"])
-    path = ev / "runs" / f"{rid}.json"
-    rec = json.loads(path.read_text())
-    rec["history"]["accuracy"][1] += 0.25                      # one number changed by hand
-    path.write_text(json.dumps(rec))
+    rid = next(r for r in every if r.startswith("grpo") and evidence._read(r)["history"])
+    rec = by_hand(rid, lambda rec: rec["history"]["accuracy"].__setitem__(1, rec["history"]["accuracy"][1] + 0.25))
     bad = _check("--keys", env=env)
     assert bad.returncode == 1 and f"BROKEN {rid}: its seal" in bad.stdout and f"retrain {rid}" in bad.stdout
-    rec["seal"] = evidence.seal_of(rec)                        # ... and its seal forged: re-training catches it
-    path.write_text(json.dumps(rec))
+    by_hand(rid, lambda rec: rec.__setitem__("seal", evidence.seal_of(rec)))   # ... and its seal forged: re-training catches it
     assert _check("--keys", env=env).returncode == 0
     bad = _check("--only", rid, env=env)
     assert bad.returncode == 1 and f"DIFF {rid}" in bad.stdout and "history['accuracy'] differs" in bad.stdout
@@ -126,12 +130,9 @@ def test_check_names_records_of_other_training_code(recorded, tmp_path):
     """A training-code change that alters results makes every record stale (the code hash keys
     them), so check fails at once, naming them and `make evidence`."""
     ev, env = recorded
-    rid = sorted(p.stem for p in (ev / "runs").glob("grpo*.json"))[0]
-    path = ev / "runs" / f"{rid}.json"
-    rec = json.loads(path.read_text())
-    rec["code"] = "0" * 16                                      # as if computed by other training code
-    rec["seal"] = evidence.seal_of(rec)
-    path.write_text(json.dumps(rec))
+    rid = sorted(r for r in evidence.records() if r.startswith("grpo"))[0]
+    by_hand(rid, lambda rec: rec.update(code="0" * 16))          # as if computed by other training code ...
+    by_hand(rid, lambda rec: rec.update(seal=evidence.seal_of(rec)))   # ... and sealed
     bad = _check("--keys", env=env)
     assert bad.returncode == 1 and f"BROKEN {rid}: stale" in bad.stdout and "make evidence" in bad.stdout
 
@@ -177,7 +178,7 @@ def test_a_training_code_change_fails_the_check(recorded, tmp_path):
                                      "return cfg.lr * (step + 2) / cfg.warmup_steps"))
     out = run()
     stale = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if ": stale" in line}
-    assert out.returncode == 1 and stale == {p.stem for p in (ev / "runs").glob("*.json")}, out.stdout
+    assert out.returncode == 1 and stale == set(evidence.records()), out.stdout
     assert "make evidence" in out.stdout
 
 
@@ -272,3 +273,10 @@ def test_the_committed_record_is_current():
     recs = script._ev().records()
     assert recs, "no records in evidence/runs"
     assert script.check_keys(recs) == []
+
+
+def test_the_committed_record_is_small():
+    """evidence/ within its 8 MB budget on disk (4 KiB blocks): one compressed file an arm, one manifest."""
+    files = [p for p in (ROOT / "evidence").rglob("*") if p.is_file()]
+    on_disk = sum(-(-p.stat().st_size // 4096) * 4096 for p in files)
+    assert on_disk <= 8 * 2**20, f"evidence/ takes {on_disk / 2**20:.1f} MiB"

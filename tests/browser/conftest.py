@@ -6,6 +6,12 @@ BOOK_BROWSER_TESTS=1). Without that variable these files are not collected, so `
 
 Every request that is not file://, data: or to 127.0.0.1 is aborted and recorded: the tests
 assert that there are none.
+
+``make browser`` runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``: one test
+per work unit, handed out in the order below), each with its own chromium. The two tests that start
+a Jupyter server go first, so that their servers start while the other worker opens pages; the
+page-weight budget goes last (it reads every page's weight from ``_build/browser/page-weights``,
+written by ``test_page`` on either worker). Each worker's counts are merged into one report.json.
 """
 import json
 import os
@@ -30,6 +36,9 @@ CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REPORT = ROOT / "_build" / "browser"
+WEIGHTS = REPORT / "page-weights"      # one file per page opened by test_page (any worker)
+FIRST = ("test_jupyterlab_renders_the_book_and_runs_a_live_slider", "test_live_slider_redraws_within_budget")
+LAST = ("test_page_weight",)
 
 if not os.environ.get("BOOK_BROWSER_TESTS"):
     collect_ignore_glob = ["test_*.py"]
@@ -123,14 +132,101 @@ def open_page(context, page, edition, name, width=1366):
     return watch
 
 
-@pytest.fixture(scope="session")
-def report():
-    """Counts the checks saw, written to _build/browser/report.json at the end of the session."""
-    seen = {}
-    yield seen
+def worker(config):
+    """Is this process a pytest-xdist worker (not the controller, not a run without xdist)?"""
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    if os.environ.get("BOOK_BROWSER_TESTS") and not worker(config):
+        shutil.rmtree(WEIGHTS, ignore_errors=True)     # once per run: no weight left from an earlier run
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The two tests that start a Jupyter server first, the page-weight budget last."""
+    here = Path(__file__).parent
+
+    def rank(item):
+        if here not in Path(item.fspath).parents:
+            return 1
+        name = getattr(item, "originalname", item.name)
+        return 0 if name in FIRST else 2 if name in LAST else 1
+    items.sort(key=rank)               # (a stable sort: the rest keep their order)
+
+
+def merge(reports):
+    """One report from the workers' reports: counts added, "smallest ..." the least, dicts merged
+    key by key, anything else (set by one test, so by one worker) kept."""
+    out = {}
+    for rep in reports:
+        for key, value in rep.items():
+            if key not in out:
+                out[key] = value
+            elif isinstance(value, dict) and isinstance(out[key], dict):
+                out[key] = merge([out[key], value])
+            elif isinstance(value, (int, float)) and isinstance(out[key], (int, float)):
+                out[key] = min(out[key], value) if key.startswith("smallest") else out[key] + value
+            else:
+                out[key] = value
+    return out
+
+
+def write_report(seen):
     REPORT.mkdir(parents=True, exist_ok=True)
     (REPORT / "report.json").write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
     print("\nbrowser suite saw:", json.dumps(seen, sort_keys=True))
+
+
+WORKER_REPORTS = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """(xdist controller) a worker is done: keep what its checks saw."""
+    seen = getattr(node, "workeroutput", {}).get("browser_report")
+    if seen:
+        WORKER_REPORTS.append(json.loads(seen))
+
+
+def pytest_sessionfinish(session):
+    if not worker(session.config) and WORKER_REPORTS:
+        write_report(merge(WORKER_REPORTS))
+
+
+@pytest.fixture(scope="session")
+def report(request):
+    """Counts the checks saw, written to _build/browser/report.json at the end of the session (on
+    xdist workers: handed to the controller, which merges them and writes the file)."""
+    seen = {}
+    yield seen
+    if worker(request.config):
+        request.config.workeroutput["browser_report"] = json.dumps(seen)
+    else:
+        write_report(seen)
+
+
+def record_weight(edition, name, weight):
+    """test_page's measure of a page's weight (None: the page was not opened), for test_page_weight
+    on whichever worker it runs (written atomically: a file that exists is complete)."""
+    path = WEIGHTS / f"{edition}--{name.replace('/', '--')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"page": f"{edition}/{name}", "bytes": weight}))
+    tmp.replace(path)
+
+
+def read_weights(expected, timeout_s):
+    """{edition/page: bytes or None} of the ``expected`` pages test_page opened, waiting (at most
+    ``timeout_s``) for those still being opened on another worker; None if some never came."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = {}
+        for path in WEIGHTS.glob("*.json") if WEIGHTS.is_dir() else ():
+            entry = json.loads(path.read_text())
+            found[entry["page"]] = entry["bytes"]
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found if len(found) >= expected else None
+        time.sleep(0.2)
 
 
 def free_port():
@@ -149,7 +245,7 @@ def wait_for_server(url, proc, timeout_s, name):
             urllib.request.urlopen(url, timeout=2)
             return
         except OSError:
-            time.sleep(0.5)
+            time.sleep(0.1)
     raise TimeoutError(f"{name} did not answer on {url} within {timeout_s} s")
 
 

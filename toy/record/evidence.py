@@ -2,7 +2,8 @@
 
 Training Part III's ten seeds over three warm-ups takes about 20 CPU-minutes; reading what they
 gave takes a second. So the runs are trained once (``make evidence``) and what the notebooks read
-of them is committed in ``evidence/`` at the repository's root, one JSON file a run:
+of them is committed in ``evidence/`` at the repository's root (laid out by ``files``: one compressed
+file an arm, one manifest of keys and seals), a record a run:
 
 - ``spec``: everything that determines the run: its ``RLConfig`` (or ``SFTConfig`` for a warm-up),
   its seed, where it starts (a warm-up's spec, or another run's), the source of its reward, of a
@@ -16,8 +17,8 @@ of them is committed in ``evidence/`` at the repository's root, one JSON file a 
 - ``seal``: a sha256 over all of the above, so that a hand-edited number is caught (anyone can
   recompute a seal: what proves a number is training its run again, ``make evidence-check``).
 
-A record's file name is its spec's (``keys.spec_id``: the configs' fields at their defaults left
-out, so a new config field with a default leaves every name as it was).
+A record's name is its spec's (``keys.spec_id``: the configs' fields at their defaults left out, so
+a new config field with a default leaves every name as it was).
 
 A run whose history is a prefix of a longer recorded run of the same spec (a 40-step run of
 GRPO beside the 200-step one) is a *prefix record*: its history is sliced from the longer run,
@@ -45,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..machine import fingerprint, on_reference
+from . import files
 from .keys import arm_key, canon, code_key, measure_key_code, normal, numbers, params_sha256, seal_of, sha, spec_id
 from .models import load_model, save_model
 
@@ -128,45 +130,37 @@ def _array_history(hist, steps=None):
     return {k: np.asarray(v, dtype=float)[:steps] for k, v in hist.items()}
 
 
-# ------------------------------------------------------------------------------- files
-_INDEX = {}                       # read mode: file name → record, loaded once per process
-
-
-def _path(rid):
-    return evidence_dir() / "runs" / f"{rid}.json"
-
-
+# ------------------------------------------------------------------------------- files (files.py)
 def _model_path(rid):
     return evidence_dir() / "models" / f"{rid}.npz"
 
 
 def _read(rid):
-    p = _path(rid)
-    if mode() != "record" and rid in _INDEX:
-        return _INDEX[rid]
-    try:
-        rec = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        rec = None
-    if mode() != "record":
-        _INDEX[rid] = rec
-    return rec
+    return files.read(evidence_dir(), rid)
 
 
 def forget():
     """Drop what this process has read of the record (a worker serving several callers)."""
-    _INDEX.clear()
+    files._CACHE.clear()
 
 
 def records():
-    """Every record in the evidence directory: {file name without .json: record}."""
-    d = evidence_dir() / "runs"
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+    """Every record in the evidence directory: {name: record}."""
+    return files.read_all(evidence_dir())
+
+
+def _write(recs):
+    """Write records as they are (no seal: ``_save`` seals). The caller holds ``_locked()``."""
+    files.write(evidence_dir(), list(recs), lambda rec: arm_key(rec["spec"]))
+
+
+def _remove(rids):
+    files.remove(evidence_dir(), list(rids))
 
 
 def _write_json(path, obj):
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = _dumps(obj) if "spec" in obj else json.dumps(obj, sort_keys=True, indent=1) + "\n"
+    text = json.dumps(obj, sort_keys=True, indent=1) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -179,15 +173,6 @@ def _write_json(path, obj):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-
-
-def _dumps(rec):
-    """A record as JSON text, one line a field and one line a history entry (diffs stay readable)."""
-    body = json.dumps({k: v for k, v in rec.items() if k != "history"}, sort_keys=True, indent=1, allow_nan=True)
-    hist = rec.get("history")
-    h = "null" if hist is None else "{\n" + ",\n".join(
-        f"  {json.dumps(k)}: {json.dumps(v, separators=(',', ':'), allow_nan=True)}" for k, v in sorted(hist.items())) + "\n }"
-    return body[:-2] + f',\n "history": {h}\n}}\n'
 
 
 @contextlib.contextmanager
@@ -204,10 +189,12 @@ def _locked():
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _save(rec):
-    rec["seal"] = seal_of(rec)
-    _write_json(_path(rec["id"]), rec)
-    _touch(rec["id"])
+def _save(*recs):
+    for rec in recs:
+        rec["seal"] = seal_of(rec)
+    _write(recs)
+    for rec in recs:
+        _touch(rec["id"])
 
 
 def _touch(rid):
@@ -245,12 +232,8 @@ def get(spec):
 
 def _family(rid):
     head = rid.rsplit("-", 1)[0]
-    out = []
-    for p in (evidence_dir() / "runs").glob(f"{head}-*.json"):
-        steps = p.stem.rsplit("-", 1)[1]
-        if steps.isdigit():
-            out.append((int(steps), p.stem))
-    return sorted(out)
+    return sorted((int(r.rsplit("-", 1)[1]), r) for r in files.ids(evidence_dir())
+                  if r.rsplit("-", 1)[0] == head and r.rsplit("-", 1)[1].isdigit())
 
 
 def _full(rec):

@@ -16,10 +16,12 @@ that ``PERIOD`` consecutive commits re-train every record once (the count is git
 contributor writes). What (1)-(2) cannot see without a base is a record new in the window, or one
 re-trained with its whole arm under new code: the rotation reaches it within ``PERIOD`` commits.
 """
+import gzip
 import json
 import subprocess
 from pathlib import Path
 
+from . import files
 from .keys import arm_key, numbers, sha, spec_id
 
 __all__ = ["WINDOW", "PERIOD", "git_place", "commit_count", "bucket", "rotation", "flagged", "records_at"]
@@ -59,7 +61,7 @@ def rotation(ids, count, period=PERIOD):
 
 
 def _blobs(top, refs):
-    """The JSON of each ``commit:path`` in ``refs`` (None where missing), read in one git call."""
+    """The bytes of each ``commit:path`` in ``refs`` (None where missing), read in one git call."""
     if not refs:
         return {}
     out = _git(top, "cat-file", "--batch", text=False, stdin="".join(f"{r}\n" for r in refs).encode())
@@ -71,24 +73,65 @@ def _blobs(top, refs):
             got[ref], i = None, j + 1
             continue
         size = int(head[2])
-        got[ref] = json.loads(out[j + 1:j + 1 + size])
+        got[ref] = out[j + 1:j + 1 + size]
         i = j + 1 + size + 1
     return got
 
 
+def _json(blob):
+    return None if blob is None else json.loads(gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob)
+
+
 def _state(rec):
-    """``(name, numbers, key, arm)`` of a record as the current code names it."""
-    return spec_id(rec["spec"]), numbers(rec), (rec.get("code"), rec.get("arithmetic")), arm_key(rec["spec"])
+    """``(name, numbers, key, arm, numbers without the measurements)`` of a record as the current
+    code names it."""
+    return (spec_id(rec["spec"]), numbers(rec), (rec.get("code"), rec.get("arithmetic")), arm_key(rec["spec"]),
+            numbers({**rec, "measurements": {}}))
+
+
+def _records(top, rel, commit, manifest, rids):
+    """The records ``rids`` at ``commit`` in the layout of ``files`` (a manifest, one file an arm)."""
+    arms = sorted({manifest[r]["arm"] for r in rids if r in manifest})
+    bodies = _blobs(top, [f"{commit}:{rel}/runs/{a}.json.gz" for a in arms])
+    bodies = {a: _json(bodies[f"{commit}:{rel}/runs/{a}.json.gz"]) or {} for a in arms}
+    return [files.join(r, bodies[manifest[r]["arm"]][r], manifest[r]) for r in rids
+            if r in manifest and r in bodies[manifest[r]["arm"]]]
 
 
 def records_at(top, rel, commit):
-    """The records of ``rel/runs`` at ``commit``: {name: record}."""
-    try:
-        names = _git(top, "ls-tree", "--name-only", f"{commit}:{rel}/runs").split()
-    except subprocess.CalledProcessError:
-        return {}
-    got = _blobs(top, [f"{commit}:{rel}/runs/{n}" for n in names if n.endswith(".json")])
-    return {spec_id(r["spec"]): r for r in got.values() if r}
+    """The records of the evidence directory ``rel`` at ``commit``: {name: record} (either layout)."""
+    manifest = _json(_blobs(top, [f"{commit}:{rel}/{files.MANIFEST}"])[f"{commit}:{rel}/{files.MANIFEST}"])
+    if manifest is not None:
+        recs = _records(top, rel, commit, manifest, sorted(manifest))
+    else:
+        try:
+            names = _git(top, "ls-tree", "--name-only", f"{commit}:{rel}/runs").split()
+        except subprocess.CalledProcessError:
+            return {}
+        got = _blobs(top, [f"{commit}:{rel}/runs/{n}" for n in names if n.endswith(".json")])
+        recs = [_json(b) for b in got.values() if b]
+    return {spec_id(r["spec"]): r for r in recs}
+
+
+def _changed(top, rel, commit, parent, changes):
+    """``(before, after)``: the records a commit changed, as they were at its parent and at it (record
+    files of the old layout, one JSON a run; or arm files and manifest lines of ``files``' layout)."""
+    before, after = [], []
+    runs = [(st, p) for st, p in changes if p.endswith(".json") and "/runs/" in p]
+    refs = [f"{commit}:{p}" for st, p in runs if st != "D"] + [f"{parent}:{p}" for st, p in runs if parent and st != "A"]
+    blobs = _blobs(top, refs)
+    before += [_json(blobs[f"{parent}:{p}"]) for st, p in runs if parent and st != "A"]
+    after += [_json(blobs[f"{commit}:{p}"]) for st, p in runs if st != "D"]
+    if any(p.endswith(".json.gz") or p.endswith(files.MANIFEST) for _, p in changes):
+        m = _blobs(top, [f"{c}:{rel}/{files.MANIFEST}" for c in (commit, parent) if c])
+        now = _json(m.get(f"{commit}:{rel}/{files.MANIFEST}")) or {}
+        then = _json(m.get(f"{parent}:{rel}/{files.MANIFEST}")) or {}
+        arms = {p.rsplit("/", 1)[1][:-len(".json.gz")] for _, p in changes if p.endswith(".json.gz")}
+        rids = sorted(r for r in set(now) | set(then) if now.get(r) != then.get(r)
+                      or (now.get(r) or then.get(r))["arm"] in arms)
+        before += _records(top, rel, parent, then, rids) if parent else []
+        after += _records(top, rel, commit, now, rids)
+    return [_state(r) for r in before if r], [_state(r) for r in after if r]
 
 
 def flagged(recs, evidence_dir, base=None, window=WINDOW):
@@ -107,7 +150,8 @@ def flagged(recs, evidence_dir, base=None, window=WINDOW):
         span = [f"{base}..HEAD"]
     else:
         span = ["-n", str(window), "HEAD"]
-    log = _git(top, "log", "--format=@%H %P", "--name-status", "--no-renames", *span, "--", f"{rel}/runs")
+    log = _git(top, "log", "--format=@%H %P", "--name-status", "--no-renames", *span, "--", f"{rel}/runs",
+               f"{rel}/{files.MANIFEST}")
     commits = []
     for line in log.splitlines():
         if line.startswith("@"):
@@ -115,22 +159,18 @@ def flagged(recs, evidence_dir, base=None, window=WINDOW):
             commits.append((ids[0], ids[1] if len(ids) > 1 else None, []))
         elif line.strip() and commits:
             status, path = line.split("\t", 1)
-            if path.endswith(".json"):
-                commits[-1][2].append((status[0], path))
-    refs = [f"{c}:{p}" for c, _, ch in commits for s, p in ch if s != "D"]
-    refs += [f"{parent}:{p}" for _, parent, ch in commits if parent for s, p in ch if s != "A"]
-    blobs = _blobs(top, refs)
+            commits[-1][2].append((status[0], path))
     for c, parent, ch in commits:
-        before = [_state(blobs[f"{parent}:{p}"]) for s, p in ch if parent and s != "A" and blobs.get(f"{parent}:{p}")]
-        after = [_state(blobs[f"{c}:{p}"]) for s, p in ch if s != "D" and blobs.get(f"{c}:{p}")]
-        old = {name: (num, key, arm) for name, num, key, arm in before}
-        rekeyed_arms = {arm for name, num, key, arm in after if name in old and old[name][0] == num
+        before, after = _changed(top, rel, c, parent, ch)
+        old = {name: (num, key, arm, bare) for name, num, key, arm, bare in before}
+        rekeyed_arms = {arm for name, num, key, arm, _ in after if name in old and old[name][0] == num
                         and old[name][1] != key}
-        for name, num, key, arm in after:
+        for name, num, key, arm, bare in after:
             if name not in old or old[name][0] == num or name not in now:
                 continue
             if old[name][1] == key:
-                out.setdefault(name, f"its numbers changed in {c[:12]} while its key did not")
+                out.setdefault(name, f"its numbers changed in {c[:12]} while its key did not" if old[name][3] != bare
+                               else f"its measurements changed (or were added) in {c[:12]} while its key did not")
             elif arm in rekeyed_arms:
                 out.setdefault(name, f"its numbers changed in {c[:12]}, where the rest of its arm was re-keyed "
                                      "with the same numbers")
