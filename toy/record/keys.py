@@ -40,6 +40,13 @@ def _defaults():
     return {"rl_config": d(RLConfig()), "sft_config": d(SFTConfig()), "model": d(ModelConfig())}
 
 
+def _same(v, d):
+    """``v`` is ``d`` as JSON writes it (1 and 1.0 differ, True and 1 differ)."""
+    if type(v) is type(d) and isinstance(v, (int, float, str, bool, type(None))):
+        return v == d
+    return canon(v) == canon(d)
+
+
 def _drop_defaults(values, defaults):
     out = {}
     for k, v in values.items():
@@ -47,7 +54,7 @@ def _drop_defaults(values, defaults):
             v = _drop_defaults(v, _defaults()["model"])
             if not v:
                 continue
-        elif k in defaults and canon(v) == canon(defaults[k]):
+        elif k in defaults and _same(v, defaults[k]):
             continue
         out[k] = v
     return out
