@@ -101,7 +101,6 @@ def test_grade_demo_compares_every_score():
     assert not grade_demo.compare(expected, {k: v for k, v in got.items() if k[0] == "full"})[1]   # missing
 
 
-
 def test_grade_demo_cuts_only_the_plain_code_after_the_last_test_cell():
     import grade_demo
 
@@ -111,6 +110,7 @@ def test_grade_demo_cuts_only_the_plain_code_after_the_last_test_cell():
     nb = {"cells": [cell(0), cell(1, **answer), cell(2, **test), cell(3), cell(4, "markdown"), cell(5, **test),
                     cell(6), cell(7, "markdown", grade=True, solution=True), cell(8, **answer), cell(9)]}
     assert grade_demo.tail(nb) == {"c6", "c9"}      # not the code before the last test cell, nor an answer cell
+
 
 def test_the_grader_is_an_instructor_only_dependency():
     book = (ROOT / "requirements.txt").read_text().lower()
