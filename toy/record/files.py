@@ -21,7 +21,7 @@ __all__ = ["read", "read_all", "write", "remove", "ids", "split", "join", "MANIF
 
 MANIFEST = "manifest.json"
 _KEY = ("code", "arithmetic", "seal")
-_CACHE = {}                       # path → ((mtime_ns, size), parsed): re-read only when the file changed
+_CACHE = {}                       # path → ((inode, mtime_ns, size), parsed): re-read only when the file changed
 
 
 def _arm_path(d, arm):
@@ -33,7 +33,7 @@ def _load(path, parse):
         st = os.stat(path)
     except OSError:
         return {}
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)          # a replaced file is a new inode
     hit = _CACHE.get(path)
     if hit is None or hit[0] != stamp:
         with open(path, "rb") as f:
