@@ -147,7 +147,7 @@ def pytest_collection_modifyitems(session, config, items):
     here = Path(__file__).parent
 
     def rank(item):
-        if here not in Path(item.fspath).parents:
+        if here not in Path(item.path).parents:
             return 1
         name = getattr(item, "originalname", item.name)
         return 0 if name in FIRST else 2 if name in LAST else 1

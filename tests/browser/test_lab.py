@@ -30,7 +30,7 @@ GLUED = "Both estimators have mean 0.1875"     # {glue:text}`p1s8_mean:.4f`, as 
 EXERCISE = "Why do failures teach nothing?"
 SERVER_TIMEOUT_S = 90
 UI_TIMEOUT_S = 180
-RENDER_WAIT_S = 30       # JupyterLab renders the notebook's last cells within this
+RENDER_WAIT_S = 30       # jupyterlab-myst has rendered every cell by then
 DIRTY_AFTER_S = 2.0      # a copy JupyterLab changed on opening is marked by then
 
 RENDERED_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .myst, .jp-Notebook .jp-MarkdownOutput')]
@@ -91,8 +91,9 @@ def test_jupyterlab_renders_the_book_and_runs_a_live_slider(context, page, repor
         html_numbers = [re.search(r"Exercise\s+([IVX]+\.\d+\.\d+)", t)
                         for t in exercise_titles_in(EDITIONS["full"] / ("notebooks/" + NOTEBOOK.replace(".ipynb", ".html")))]
         html_numbers = [m.group(1) if m else None for m in html_numbers]
-        # JupyterLab renders the cells below the first screen a moment later: wait (at most
-        # RENDER_WAIT_S) until what the checks below look at is there, then check it
+        # jupyterlab-myst renders the markdown cells (and numbers the exercises) a moment after the
+        # first ones show: wait (at most RENDER_WAIT_S) until what the checks below look at is
+        # there, then check it
         try:
             page.wait_for_function(RENDERED_ALL_JS, arg=[html_numbers, GLUED], timeout=RENDER_WAIT_S * 1000)
         except PlaywrightTimeout:
