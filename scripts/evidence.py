@@ -310,7 +310,7 @@ def fresh_flagged(count, base=None):
         if not path.is_file():
             continue
         if history.bucket(name, FRESH_PERIOD) == count % FRESH_PERIOD:
-            out[name] = "rotation"
+            out[name] = "rotation"                        # the history's reason, if it has one, replaces it
         place = history.git_place(path.parent)
         if place is None:
             continue
@@ -331,7 +331,8 @@ def fresh_flagged(count, base=None):
             got = history._blobs(top, [f"{parent}:{rel}", f"{commit}:{rel}"])
             rows = [(history._json(got[f"{c}:{rel}"]) or {}).get("rows") for c in (parent, commit)]
             if rows[0] != rows[1]:
-                out.setdefault(name, f"its rows changed in {commit[:12]}" + ("" if base else " while its ledger's code did not"))
+                out[name] = f"its rows changed in {commit[:12]}" + ("" if base else " while its ledger's code did not")
+                break                                     # the newest such commit says why
     return out
 
 
