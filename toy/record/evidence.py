@@ -38,7 +38,6 @@ import hashlib
 import inspect
 import json
 import os
-import tempfile
 import textwrap
 import warnings
 from pathlib import Path
@@ -159,20 +158,7 @@ def _remove(rids):
 
 
 def _write_json(path, obj):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(obj, sort_keys=True, indent=1) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    files.write_atomic(path, (json.dumps(obj, sort_keys=True, indent=1) + "\n").encode())
 
 
 @contextlib.contextmanager

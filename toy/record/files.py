@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 
-__all__ = ["read", "read_all", "write", "remove", "ids", "split", "join", "MANIFEST"]
+__all__ = ["read", "read_all", "write", "remove", "ids", "split", "join", "write_atomic", "MANIFEST"]
 
 MANIFEST = "manifest.json"
 _KEY = ("code", "arithmetic", "seal")
@@ -84,7 +84,8 @@ def read_all(d):
     return {rid: rec for rid in ids(d) if (rec := read(d, rid)) is not None}
 
 
-def _atomic(path, data):
+def write_atomic(path, data):
+    """Write ``data`` (bytes) to ``path`` through a temporary file in its directory, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
@@ -105,13 +106,13 @@ def _write_arm(d, arm, entries):
         _arm_path(d, arm).unlink(missing_ok=True)
         return
     text = json.dumps(entries, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
-    _atomic(_arm_path(d, arm), gzip.compress(text, compresslevel=9, mtime=0))
+    write_atomic(_arm_path(d, arm), gzip.compress(text, compresslevel=9, mtime=0))
 
 
 def _write_manifest(d, manifest):
     lines = [f" {json.dumps(rid)}: {json.dumps(manifest[rid], sort_keys=True, separators=(',', ':'))}"
              for rid in sorted(manifest)]
-    _atomic(d / MANIFEST, ("{\n" + ",\n".join(lines) + "\n}\n").encode())
+    write_atomic(d / MANIFEST, ("{\n" + ",\n".join(lines) + "\n}\n").encode())
 
 
 def write(d, records, arm_of):
