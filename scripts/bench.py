@@ -234,7 +234,8 @@ def run(path, log, cache=None):
     return seconds, budget, memory
 
 
-COMMAND_BUDGETS_S = {"ci": 15 * 60, "make test": 8 * 60, "make evidence-check": 4 * 60, "make assignments": 2 * 60}
+COMMAND_BUDGETS_S = {"ci": 15 * 60, "make test": 6 * 60, "make evidence-check": 3 * 60, "make grade-demo": 90,
+                     "make assignments": 2 * 60}
 
 
 def time_command(name, cmd, cwd, env=None):
@@ -266,6 +267,7 @@ def commands():
         bad += time_command(name, cmd, tmp, {"TOY_CACHE_DIR": os.path.join(tmp, "_build", "toy-cache")})
         shutil.rmtree(tmp, ignore_errors=True)
     bad += time_command("make evidence-check", "make evidence-check", root)
+    bad += time_command("make grade-demo", "make grade-demo", root)
     course = tempfile.mkdtemp(prefix="bench-course-")
     bad += time_command("make assignments", f"make assignments COURSE={course}", root)
     shutil.rmtree(course, ignore_errors=True)
