@@ -429,14 +429,6 @@ def _rekey(ids, measured_by):
 
 
 # ------------------------------------------------------------------------------------- the command
-def commit_id():
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "no-commit"
-
-
 def _arg(argv, flag):
     return argv[argv.index(flag) + 1] if flag in argv else None
 

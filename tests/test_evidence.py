@@ -112,7 +112,10 @@ def test_check_passes_then_names_an_edited_record(recorded):
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.count("\nok  ") + ok.stdout.startswith("ok  ") == len(every)
     rid = next(r for r in every if r.startswith("grpo") and evidence._read(r)["history"])
-    rec = by_hand(rid, lambda rec: rec["history"]["accuracy"].__setitem__(1, rec["history"]["accuracy"][1] + 0.25))
+
+    def one_number(rec):                                       # one number changed by hand
+        rec["history"]["accuracy"][1] += 0.25
+    by_hand(rid, one_number)
     bad = _check("--keys", env=env)
     assert bad.returncode == 1 and f"BROKEN {rid}: its seal" in bad.stdout and f"retrain {rid}" in bad.stdout
     by_hand(rid, lambda rec: rec.__setitem__("seal", evidence.seal_of(rec)))   # ... and its seal forged: re-training catches it
